@@ -1,0 +1,82 @@
+// Element types of tensors. The set follows ONNX's TensorProto.DataType;
+// strings and complex numbers are not supported.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+#include <string>
+
+namespace orchid {
+
+enum class DType : uint8_t {
+  Float32,
+  Float64,
+  Float16,
+  BFloat16,
+  Int8,
+  Int16,
+  Int32,
+  Int64,
+  UInt8,
+  UInt16,
+  UInt32,
+  UInt64,
+  Bool,
+};
+
+size_t dtype_size(DType dtype);
+const char* dtype_name(DType dtype);
+bool is_float(DType dtype);
+bool is_integer(DType dtype);  // signed or unsigned integer, not bool
+bool is_signed(DType dtype);   // floats and signed integers
+
+// ONNX TensorProto.DataType codes. Returns false for unsupported codes.
+bool dtype_from_onnx(int onnx_code, DType* dtype);
+int dtype_to_onnx(DType dtype);
+// Name of an ONNX element type code, also for the unsupported ones ("string").
+std::string onnx_dtype_name(int onnx_code);
+
+// IEEE half and bfloat16 storage types; arithmetic goes through float.
+struct Half {
+  uint16_t bits = 0;
+  Half() = default;
+  Half(float value);  // NOLINT: implicit, like a numeric type
+  operator float() const;
+};
+
+struct BFloat16 {
+  uint16_t bits = 0;
+  BFloat16() = default;
+  BFloat16(float value);  // NOLINT
+  operator float() const;
+};
+
+float half_to_float(uint16_t bits);
+uint16_t float_to_half(float value);
+
+}  // namespace orchid
+
+// ORCHID_DISPATCH(dtype, T, { body using T }) runs body with T bound to the C++
+// type of dtype (Half / BFloat16 for the 16-bit floats, bool for Bool).
+#define ORCHID_DISPATCH_CASE(ENUM, TYPE, ...) \
+  case ::orchid::DType::ENUM: {               \
+    using T = TYPE;                           \
+    __VA_ARGS__;                              \
+    break;                                    \
+  }
+#define ORCHID_DISPATCH(dtype, T_UNUSED, ...)                         \
+  switch (dtype) {                                                    \
+    ORCHID_DISPATCH_CASE(Float32, float, __VA_ARGS__)                 \
+    ORCHID_DISPATCH_CASE(Float64, double, __VA_ARGS__)                \
+    ORCHID_DISPATCH_CASE(Float16, ::orchid::Half, __VA_ARGS__)        \
+    ORCHID_DISPATCH_CASE(BFloat16, ::orchid::BFloat16, __VA_ARGS__)   \
+    ORCHID_DISPATCH_CASE(Int8, int8_t, __VA_ARGS__)                   \
+    ORCHID_DISPATCH_CASE(Int16, int16_t, __VA_ARGS__)                 \
+    ORCHID_DISPATCH_CASE(Int32, int32_t, __VA_ARGS__)                 \
+    ORCHID_DISPATCH_CASE(Int64, int64_t, __VA_ARGS__)                 \
+    ORCHID_DISPATCH_CASE(UInt8, uint8_t, __VA_ARGS__)                 \
+    ORCHID_DISPATCH_CASE(UInt16, uint16_t, __VA_ARGS__)               \
+    ORCHID_DISPATCH_CASE(UInt32, uint32_t, __VA_ARGS__)               \
+    ORCHID_DISPATCH_CASE(UInt64, uint64_t, __VA_ARGS__)               \
+    ORCHID_DISPATCH_CASE(Bool, bool, __VA_ARGS__)                     \
+  }

@@ -1,0 +1,161 @@
+#include "ir/tensor.h"
+
+#include <cstring>
+#include <new>
+
+#include "support/error.h"
+
+namespace orchid {
+
+int64_t shape_numel(const Shape& shape) {
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  return n;
+}
+
+std::string shape_to_string(const Shape& shape) {
+  if (shape.empty()) return "scalar";
+  std::string text;
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (i) text += 'x';
+    text += std::to_string(shape[i]);
+  }
+  return text;
+}
+
+std::vector<int64_t> shape_strides(const Shape& shape) {
+  std::vector<int64_t> strides(shape.size(), 1);
+  for (size_t i = shape.size(); i-- > 1;) strides[i - 1] = strides[i] * shape[i];
+  return strides;
+}
+
+std::string TensorType::to_string() const {
+  return std::string(dtype_name(dtype)) + "[" + shape_to_string(shape) + "]";
+}
+
+Tensor::Tensor(DType dtype, Shape shape) : type_{dtype, std::move(shape)} {
+  for (int64_t d : type_.shape) {
+    if (d < 0) ORCHID_FAIL() << "negative dimension in tensor shape " << shape_to_string(type_.shape);
+  }
+  size_t bytes = nbytes();
+  // 64-byte aligned, zeroed; at least one byte so empty tensors are defined.
+  size_t padded = ((bytes + 63) / 64) * 64 + 64;
+  auto* memory = static_cast<std::byte*>(::operator new[](padded, std::align_val_t(64)));
+  std::memset(memory, 0, padded);
+  storage_ = std::shared_ptr<std::byte[]>(
+      memory, [](std::byte* p) { ::operator delete[](p, std::align_val_t(64)); });
+}
+
+Tensor Tensor::scalar_i64(int64_t value) {
+  Tensor t(DType::Int64, {});
+  t.data<int64_t>()[0] = value;
+  return t;
+}
+
+Tensor Tensor::vector_i64(const std::vector<int64_t>& values) {
+  Tensor t(DType::Int64, {int64_t(values.size())});
+  std::memcpy(t.raw(), values.data(), values.size() * sizeof(int64_t));
+  return t;
+}
+
+Tensor Tensor::scalar_f32(float value) {
+  Tensor t(DType::Float32, {});
+  t.data<float>()[0] = value;
+  return t;
+}
+
+Tensor Tensor::clone() const {
+  if (!defined()) return {};
+  Tensor copy(type_);
+  std::memcpy(copy.raw(), raw(), nbytes());
+  return copy;
+}
+
+Tensor Tensor::reshaped(Shape shape) const {
+  ORCHID_CHECK(shape_numel(shape) == numel())
+      << "reshape " << shape_to_string(type_.shape) << " to " << shape_to_string(shape);
+  Tensor view = *this;
+  view.type_.shape = std::move(shape);
+  return view;
+}
+
+double Tensor::at_f64(int64_t i) const {
+  double result = 0;
+  ORCHID_DISPATCH(dtype(), T, result = double(data<T>()[i]));
+  return result;
+}
+
+int64_t Tensor::at_i64(int64_t i) const {
+  int64_t result = 0;
+  ORCHID_DISPATCH(dtype(), T, {
+    if constexpr (std::is_integral_v<T>) {
+      result = int64_t(data<T>()[i]);
+    } else {
+      result = int64_t(double(float(data<T>()[i])));
+    }
+  });
+  return result;
+}
+
+void Tensor::set_f64(int64_t i, double value) {
+  ORCHID_DISPATCH(dtype(), T, {
+    if constexpr (std::is_same_v<T, bool>) {
+      data<T>()[i] = value != 0;
+    } else if constexpr (std::is_integral_v<T>) {
+      data<T>()[i] = T(int64_t(value));
+    } else {
+      data<T>()[i] = T(float(value));
+      if constexpr (std::is_same_v<T, double>) data<T>()[i] = value;
+    }
+  });
+}
+
+std::vector<int64_t> Tensor::to_i64_vector() const {
+  std::vector<int64_t> out(static_cast<size_t>(numel()));
+  for (int64_t i = 0; i < numel(); ++i) out[size_t(i)] = at_i64(i);
+  return out;
+}
+
+std::vector<double> Tensor::to_f64_vector() const {
+  std::vector<double> out(static_cast<size_t>(numel()));
+  for (int64_t i = 0; i < numel(); ++i) out[size_t(i)] = at_f64(i);
+  return out;
+}
+
+namespace {
+
+template <typename To, typename From>
+To convert_value(From value) {
+  if constexpr (std::is_same_v<To, bool>) {
+    return float(value) != 0.0f || (std::is_integral_v<From> && value != From(0));
+  } else if constexpr (std::is_same_v<From, Half> || std::is_same_v<From, BFloat16>) {
+    return convert_value<To>(float(value));
+  } else if constexpr (std::is_same_v<To, Half> || std::is_same_v<To, BFloat16>) {
+    return To(float(value));
+  } else if constexpr (std::is_integral_v<To> && std::is_floating_point_v<From>) {
+    // Out-of-range float to int is undefined in C++; saturate NaN to 0 so the
+    // reference interpreter never has undefined behaviour.
+    if (value != value) return To(0);
+    return To(static_cast<int64_t>(value));
+  } else {
+    return static_cast<To>(value);
+  }
+}
+
+}  // namespace
+
+Tensor Tensor::cast(DType to) const {
+  Tensor out(to, shape());
+  int64_t n = numel();
+  ORCHID_DISPATCH(dtype(), T, {
+    using From = T;
+    const From* src = data<From>();
+    ORCHID_DISPATCH(to, T, {
+      T* dst = out.data<T>();
+      for (int64_t i = 0; i < n; ++i) dst[i] = convert_value<T, From>(src[i]);
+    });
+  });
+  return out;
+}
+
+}  // namespace orchid

@@ -1,0 +1,91 @@
+// A dense, row-major tensor value with shared, immutable-by-convention
+// storage. Copies share the buffer; use clone() for a deep copy.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "ir/dtype.h"
+
+namespace orchid {
+
+using Shape = std::vector<int64_t>;
+
+int64_t shape_numel(const Shape& shape);
+std::string shape_to_string(const Shape& shape);  // "1x3x224x224"; "scalar" for rank 0
+// Row-major strides in elements.
+std::vector<int64_t> shape_strides(const Shape& shape);
+
+struct TensorType {
+  DType dtype = DType::Float32;
+  Shape shape;
+
+  int64_t numel() const { return shape_numel(shape); }
+  size_t rank() const { return shape.size(); }
+  bool operator==(const TensorType&) const = default;
+  std::string to_string() const;  // "float32[1x3x224x224]"
+};
+
+class Tensor {
+ public:
+  Tensor() = default;
+  // Zero-initialized tensor.
+  Tensor(DType dtype, Shape shape);
+  explicit Tensor(const TensorType& type) : Tensor(type.dtype, type.shape) {}
+
+  template <typename T>
+  static Tensor from_vector(DType dtype, Shape shape, const std::vector<T>& values);
+  static Tensor scalar_i64(int64_t value);
+  static Tensor vector_i64(const std::vector<int64_t>& values);
+  static Tensor scalar_f32(float value);
+
+  DType dtype() const { return type_.dtype; }
+  const Shape& shape() const { return type_.shape; }
+  const TensorType& type() const { return type_; }
+  size_t rank() const { return type_.shape.size(); }
+  int64_t dim(size_t axis) const { return type_.shape[axis]; }
+  int64_t numel() const { return type_.numel(); }
+  size_t nbytes() const { return size_t(numel()) * dtype_size(type_.dtype); }
+  bool defined() const { return storage_ != nullptr; }
+
+  void* raw() { return storage_.get(); }
+  const void* raw() const { return storage_.get(); }
+  template <typename T>
+  T* data() { return static_cast<T*>(raw()); }
+  template <typename T>
+  const T* data() const { return static_cast<const T*>(raw()); }
+  template <typename T>
+  std::span<const T> values() const { return {data<T>(), size_t(numel())}; }
+
+  Tensor clone() const;
+  // Same data, new shape with equal element count.
+  Tensor reshaped(Shape shape) const;
+
+  // Element i converted to double / int64 (any dtype). For generic code that
+  // values clarity over speed: shape arithmetic, attribute-like inputs.
+  double at_f64(int64_t i) const;
+  int64_t at_i64(int64_t i) const;
+  void set_f64(int64_t i, double value);
+  std::vector<int64_t> to_i64_vector() const;
+  std::vector<double> to_f64_vector() const;
+  // Converts to another dtype with C++ (ONNX Cast) semantics.
+  Tensor cast(DType dtype) const;
+
+ private:
+  TensorType type_;
+  std::shared_ptr<std::byte[]> storage_;
+};
+
+template <typename T>
+Tensor Tensor::from_vector(DType dtype, Shape shape, const std::vector<T>& values) {
+  Tensor tensor(dtype, std::move(shape));
+  for (size_t i = 0; i < values.size() && int64_t(i) < tensor.numel(); ++i) {
+    tensor.set_f64(int64_t(i), double(values[i]));
+  }
+  return tensor;
+}
+
+}  // namespace orchid

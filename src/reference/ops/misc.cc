@@ -1,0 +1,7 @@
+#include "reference/ops/ops.h"
+
+namespace orchid::reference {
+
+void register_misc_ops(OpRegistry& registry) { (void)registry; }
+
+}  // namespace orchid::reference
