@@ -54,9 +54,34 @@ struct BFloat16 {
 float half_to_float(uint16_t bits);
 uint16_t float_to_half(float value);
 
+// Calls f.template operator()<T>() with T the C++ type of dtype, e.g.
+//   visit_dtype(dtype, [&]<typename T>() { ... if constexpr (...) ... });
+// Unlike ORCHID_DISPATCH, the body is a template, so `if constexpr` discards
+// branches that do not compile for some T.
+template <typename F>
+decltype(auto) visit_dtype(DType dtype, F&& f) {
+  switch (dtype) {
+    case DType::Float32: return f.template operator()<float>();
+    case DType::Float64: return f.template operator()<double>();
+    case DType::Float16: return f.template operator()<Half>();
+    case DType::BFloat16: return f.template operator()<BFloat16>();
+    case DType::Int8: return f.template operator()<int8_t>();
+    case DType::Int16: return f.template operator()<int16_t>();
+    case DType::Int32: return f.template operator()<int32_t>();
+    case DType::Int64: return f.template operator()<int64_t>();
+    case DType::UInt8: return f.template operator()<uint8_t>();
+    case DType::UInt16: return f.template operator()<uint16_t>();
+    case DType::UInt32: return f.template operator()<uint32_t>();
+    case DType::UInt64: return f.template operator()<uint64_t>();
+    case DType::Bool: return f.template operator()<bool>();
+  }
+  return f.template operator()<float>();
+}
+
 }  // namespace orchid
 
-// ORCHID_DISPATCH(dtype, T, { body using T }) runs body with T bound to the C++
+// ORCHID_DISPATCH (body is NOT a template: `if constexpr` does not discard
+// there; use visit_dtype for type-dependent branches)(dtype, T, { body using T }) runs body with T bound to the C++
 // type of dtype (Half / BFloat16 for the 16-bit floats, bool for Bool).
 #define ORCHID_DISPATCH_CASE(ENUM, TYPE, ...) \
   case ::orchid::DType::ENUM: {               \

@@ -87,25 +87,28 @@ double Tensor::at_f64(int64_t i) const {
 
 int64_t Tensor::at_i64(int64_t i) const {
   int64_t result = 0;
-  ORCHID_DISPATCH(dtype(), T, {
+  visit_dtype(dtype(), [&]<typename T>() {
     if constexpr (std::is_integral_v<T>) {
       result = int64_t(data<T>()[i]);
+    } else if constexpr (std::is_same_v<T, double>) {
+      result = int64_t(data<T>()[i]);
     } else {
-      result = int64_t(double(float(data<T>()[i])));
+      result = int64_t(float(data<T>()[i]));
     }
   });
   return result;
 }
 
 void Tensor::set_f64(int64_t i, double value) {
-  ORCHID_DISPATCH(dtype(), T, {
+  visit_dtype(dtype(), [&]<typename T>() {
     if constexpr (std::is_same_v<T, bool>) {
       data<T>()[i] = value != 0;
     } else if constexpr (std::is_integral_v<T>) {
       data<T>()[i] = T(int64_t(value));
+    } else if constexpr (std::is_same_v<T, double>) {
+      data<T>()[i] = value;
     } else {
       data<T>()[i] = T(float(value));
-      if constexpr (std::is_same_v<T, double>) data<T>()[i] = value;
     }
   });
 }
@@ -147,12 +150,11 @@ To convert_value(From value) {
 Tensor Tensor::cast(DType to) const {
   Tensor out(to, shape());
   int64_t n = numel();
-  ORCHID_DISPATCH(dtype(), T, {
-    using From = T;
+  visit_dtype(dtype(), [&]<typename From>() {
     const From* src = data<From>();
-    ORCHID_DISPATCH(to, T, {
-      T* dst = out.data<T>();
-      for (int64_t i = 0; i < n; ++i) dst[i] = convert_value<T, From>(src[i]);
+    visit_dtype(to, [&]<typename To>() {
+      To* dst = out.data<To>();
+      for (int64_t i = 0; i < n; ++i) dst[i] = convert_value<To, From>(src[i]);
     });
   });
   return out;

@@ -15,9 +15,12 @@ const TensorType& InferContext::input(size_t i) const {
 }
 
 const Tensor& InferContext::require_value(size_t i, const char* what) const {
-  const TensorType& type = input(i);
-  (void)type;
+  input(i);  // errors when missing
   if (!value(i)) {
+    if (specialization_ && i < specialization_->offered.size() && specialization_->offered[i]) {
+      specialization_->used.push_back(i);
+      return *specialization_->offered[i];
+    }
     ORCHID_FAIL() << node_.describe() << ": input " << i << " (" << what
                   << ") must be known when the model is loaded (a constant or computable from "
                      "constants); Orchid needs static shapes";
@@ -84,7 +87,8 @@ const OpSchema& schema_for(const Node& node) {
 }  // namespace
 
 std::vector<TensorType> infer_node(const Node& node, const std::vector<const TensorType*>& types,
-                                   const std::vector<const Tensor*>& values) {
+                                   const std::vector<const Tensor*>& values,
+                                   const Specialization* specialization) {
   const OpSchema& schema = schema_for(node);
   if (types.size() < schema.min_inputs || types.size() > schema.max_inputs) {
     ORCHID_FAIL() << node.describe() << ": expected " << schema.min_inputs
@@ -95,7 +99,7 @@ std::vector<TensorType> infer_node(const Node& node, const std::vector<const Ten
                   << " inputs, got " << types.size();
   }
   try {
-    return schema.infer(InferContext(node, types, values));
+    return schema.infer(InferContext(node, types, values, specialization));
   } catch (const Error& error) {
     std::string message = error.what();
     if (message.rfind("node '", 0) == 0) throw;

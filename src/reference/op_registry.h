@@ -15,12 +15,21 @@
 
 namespace orchid::reference {
 
+// Values a caller is willing to specialize a graph on (for example a test's
+// input that feeds Reshape's shape): per node input, nullptr or a value.
+// Inference records which of them it really needed in `used`.
+struct Specialization {
+  std::vector<const Tensor*> offered;
+  mutable std::vector<size_t> used;
+};
+
 // What shape inference sees of one node.
 class InferContext {
  public:
   InferContext(const Node& node, std::vector<const TensorType*> types,
-               std::vector<const Tensor*> values)
-      : node_(node), types_(std::move(types)), values_(std::move(values)) {}
+               std::vector<const Tensor*> values, const Specialization* specialization = nullptr)
+      : node_(node), types_(std::move(types)), values_(std::move(values)),
+        specialization_(specialization) {}
 
   const Node& node() const { return node_; }
   const Attributes& attrs() const { return node_.attrs; }
@@ -32,14 +41,16 @@ class InferContext {
   // The input's value when it is a constant at import time, else nullptr.
   const Tensor* value(size_t i) const { return i < values_.size() ? values_[i] : nullptr; }
   // The input's value, which this operator needs to know its output shape
-  // (Reshape's shape, Slice's starts, ...). orchid::Error naming `what` when it
-  // is not a constant.
+  // (Reshape's shape, Slice's starts, ...). When it is not a constant but the
+  // caller offered a value to specialize on, that value is used and recorded.
+  // orchid::Error naming `what` otherwise.
   const Tensor& require_value(size_t i, const char* what) const;
 
  private:
   const Node& node_;
   std::vector<const TensorType*> types_;
   std::vector<const Tensor*> values_;
+  const Specialization* specialization_;
 };
 
 // What the reference implementation sees of one node: its inputs (nullptr for
@@ -82,7 +93,8 @@ class OpRegistry {
 // Runs shape inference for a node; checks the input count; the error names
 // the node. `values` may hold nullptr for non-constant inputs.
 std::vector<TensorType> infer_node(const Node& node, const std::vector<const TensorType*>& types,
-                                   const std::vector<const Tensor*>& values);
+                                   const std::vector<const Tensor*>& values,
+                                   const Specialization* specialization = nullptr);
 
 // Evaluates one node with its reference implementation. Output types are
 // inferred from the inputs' types and values.

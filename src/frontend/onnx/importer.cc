@@ -1,0 +1,317 @@
+#include "frontend/onnx/importer.h"
+
+#include <onnx/onnx_pb.h>
+
+#include <filesystem>
+#include <algorithm>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <unordered_map>
+
+#include "frontend/onnx/attributes.h"
+#include "frontend/onnx/canonicalize.h"
+#include "frontend/onnx/tensor_proto.h"
+#include "reference/op_registry.h"
+#include "support/error.h"
+
+namespace orchid::onnx_frontend {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+bool is_default_domain(const std::string& domain) { return domain.empty() || domain == "ai.onnx"; }
+
+int default_opset(const onnx::ModelProto& model) {
+  for (const auto& entry : model.opset_import()) {
+    if (is_default_domain(entry.domain())) return int(entry.version());
+  }
+  return 1;
+}
+
+// Operators that canonicalization renames; their support is that of the new name.
+std::string canonical_op_name(const std::string& op) { return op == "Upsample" ? "Resize" : op; }
+
+// All unsupported operators at once, with node names, so the user sees the
+// whole list in one run.
+void check_operators_supported(const onnx::GraphProto& graph, const std::string& file) {
+  std::map<std::string, std::vector<std::string>> missing;  // op -> node names
+  const auto& registry = reference::OpRegistry::global();
+  for (int i = 0; i < graph.node_size(); ++i) {
+    const auto& node = graph.node(i);
+    std::string domain = is_default_domain(node.domain()) ? "" : node.domain();
+    bool has_subgraph = false;
+    for (const auto& attr : node.attribute()) {
+      has_subgraph |= attr.type() == onnx::AttributeProto::GRAPH || attr.type() == onnx::AttributeProto::GRAPHS;
+    }
+    if (has_subgraph || !registry.find(domain, canonical_op_name(node.op_type()))) {
+      std::string op = domain.empty() ? node.op_type() : domain + "." + node.op_type();
+      std::string name = node.name().empty() ? "#" + std::to_string(i) : "'" + node.name() + "'";
+      missing[op].push_back(name);
+    }
+  }
+  if (missing.empty()) return;
+  std::ostringstream message;
+  message << file << ": unsupported operator" << (missing.size() > 1 ? "s" : "") << ":";
+  for (const auto& [op, nodes] : missing) {
+    message << "\n  " << op << " (node" << (nodes.size() > 1 ? "s " : " ");
+    for (size_t i = 0; i < nodes.size() && i < 8; ++i) message << (i ? ", " : "") << nodes[i];
+    if (nodes.size() > 8) message << ", ... " << nodes.size() - 8 << " more";
+    message << ")";
+  }
+  throw Error(message.str());
+}
+
+class GraphBuilder {
+ public:
+  GraphBuilder(const std::string& file, const std::string& base_dir, const ImportOptions& options,
+               ImportResult& result)
+      : file_(file), base_dir_(base_dir), options_(options), result_(result) {}
+
+  void build(const onnx::GraphProto& proto) {
+    graph().name = proto.name();
+    add_initializers(proto);
+    add_inputs(proto);
+    for (int i = 0; i < proto.node_size(); ++i) add_node(proto.node(i), i);
+    add_outputs(proto);
+  }
+
+ private:
+  Graph& graph() { return result_.graph; }
+
+  void define(const std::string& name, ValueId id, const std::string& what) {
+    if (name.empty()) ORCHID_FAIL() << file_ << ": " << what << " has an empty name";
+    if (!names_.emplace(name, id).second) {
+      ORCHID_FAIL() << file_ << ": value '" << name << "' is defined twice (" << what << ")";
+    }
+  }
+
+  void add_initializers(const onnx::GraphProto& proto) {
+    if (proto.sparse_initializer_size() > 0) {
+      ORCHID_FAIL() << file_ << ": sparse initializers are not supported";
+    }
+    for (const auto& init : proto.initializer()) {
+      std::string context = file_ + ": initializer '" + init.name() + "'";
+      define(init.name(), graph().add_constant(init.name(), tensor_from_proto(init, base_dir_, context)),
+             "initializer");
+    }
+  }
+
+  Shape input_shape(const onnx::ValueInfoProto& input) {
+    const auto& type = input.type().tensor_type();
+    auto given = options_.input_shapes.find(input.name());
+    if (given != options_.input_shapes.end()) {
+      if (type.has_shape() && type.shape().dim_size() != int(given->second.size())) {
+        ORCHID_FAIL() << file_ << ": --shape for input '" << input.name() << "' has rank "
+                      << given->second.size() << " but the model declares rank " << type.shape().dim_size();
+      }
+      return given->second;
+    }
+    if (!type.has_shape()) ORCHID_FAIL() << file_ << ": input '" << input.name() << "' has no shape; give one with --shape";
+    Shape shape;
+    for (const auto& dim : type.shape().dim()) {
+      if (dim.has_dim_value() && dim.dim_value() >= 0) {
+        shape.push_back(dim.dim_value());
+        continue;
+      }
+      std::string symbol = dim.has_dim_param() ? "'" + dim.dim_param() + "'" : "(unnamed)";
+      result_.notes.push_back("input '" + input.name() + "': symbolic dimension " + symbol +
+                              " bound to 1 (use --shape to choose)");
+      shape.push_back(1);
+    }
+    return shape;
+  }
+
+  void add_inputs(const onnx::GraphProto& proto) {
+    for (const auto& input : proto.input()) {
+      if (names_.count(input.name())) continue;  // an initializer listed as input (IR < 4)
+      if (!input.type().has_tensor_type()) {
+        ORCHID_FAIL() << file_ << ": input '" << input.name()
+                      << "' is not a tensor (sequence, map and optional inputs are not supported)";
+      }
+      int code = input.type().tensor_type().elem_type();
+      DType dtype;
+      if (!dtype_from_onnx(code, &dtype)) {
+        ORCHID_FAIL() << file_ << ": input '" << input.name() << "' has unsupported element type "
+                      << onnx_dtype_name(code);
+      }
+      ValueId id = graph().add_value(input.name(), TensorType{dtype, input_shape(input)});
+      define(input.name(), id, "graph input");
+      result_.declared_inputs.push_back(input.name());
+      graph().inputs().push_back(id);
+    }
+  }
+
+  ValueId make_constant(const std::string& hint, Tensor value) {
+    std::string name = hint;
+    for (int k = 1; names_.count(name); ++k) name = hint + "_" + std::to_string(k);
+    ValueId id = graph().add_constant(name, std::move(value));
+    names_.emplace(name, id);
+    return id;
+  }
+
+  Node convert_node(const onnx::NodeProto& proto, int index) {
+    Node node;
+    node.op = proto.op_type();
+    node.domain = is_default_domain(proto.domain()) ? "" : proto.domain();
+    node.name = proto.name().empty() ? proto.op_type() + "_" + std::to_string(index) : proto.name();
+    for (const auto& attr : proto.attribute()) {
+      node.attrs.set(attr.name(), convert_attribute(attr, base_dir_, file_ + ": " + node.describe()));
+    }
+    for (const auto& input : proto.input()) {
+      if (input.empty()) {
+        node.inputs.push_back(kNoValue);
+        continue;
+      }
+      auto it = names_.find(input);
+      if (it == names_.end()) {
+        ORCHID_FAIL() << file_ << ": " << node.describe() << " reads '" << input
+                      << "', which no earlier node, graph input or initializer defines";
+      }
+      node.inputs.push_back(it->second);
+    }
+    while (!node.inputs.empty() && node.inputs.back() == kNoValue) node.inputs.pop_back();
+    return node;
+  }
+
+  void add_node(const onnx::NodeProto& proto, int index) {
+    Node node = convert_node(proto, index);
+    ConstantMaker maker = [this](const std::string& hint, Tensor value) {
+      return make_constant(hint, std::move(value));
+    };
+    canonicalize_node(node, CanonicalizeContext{result_.opset, maker});
+    std::vector<Tensor> folded;
+    std::vector<TensorType> types = infer_or_fold(node, &folded);
+    if (types.size() < size_t(proto.output_size())) {
+      ORCHID_FAIL() << file_ << ": " << node.describe() << " has " << proto.output_size()
+                    << " outputs, but the operator produces " << types.size();
+    }
+    for (int i = 0; i < proto.output_size(); ++i) {
+      const std::string& name = proto.output(i);
+      if (name.empty()) {
+        node.outputs.push_back(kNoValue);
+        continue;
+      }
+      ValueId id = folded.empty() ? graph().add_value(name, types[size_t(i)])
+                                  : graph().add_constant(name, folded[size_t(i)]);
+      define(name, id, "output of " + node.describe());
+      node.outputs.push_back(id);
+    }
+    if (folded.empty()) graph().add_node(std::move(node));
+  }
+
+  // Folds the node when every input is a constant; otherwise infers its
+  // output types, specializing on offered input values where an operator
+  // needs them.
+  std::vector<TensorType> infer_or_fold(Node& node, std::vector<Tensor>* folded) {
+    std::vector<const TensorType*> types;
+    std::vector<const Tensor*> values;
+    reference::Specialization specialization;
+    bool all_constant = true;
+    for (ValueId id : node.inputs) {
+      const Value* value = id == kNoValue ? nullptr : &graph().value(id);
+      types.push_back(value ? &value->type : nullptr);
+      values.push_back(value && value->constant ? &*value->constant : nullptr);
+      all_constant &= !value || value->is_constant();
+      auto offered = value ? options_.specializable_inputs.find(value->name)
+                           : options_.specializable_inputs.end();
+      specialization.offered.push_back(offered != options_.specializable_inputs.end() ? &offered->second
+                                                                                      : nullptr);
+    }
+    try {
+      if (all_constant) {
+        *folded = reference::evaluate_node(node, values);
+        std::vector<TensorType> out;
+        for (const Tensor& t : *folded) out.push_back(t.type());
+        return out;
+      }
+      auto out = reference::infer_node(node, types, values, &specialization);
+      if (specialization.used.empty()) return out;
+      for (size_t i : specialization.used) specialize_input(node.inputs[i], *specialization.offered[i], node);
+      return infer_or_fold(node, folded);
+    } catch (const Error& error) {
+      throw Error(file_ + ": " + error.what());
+    }
+  }
+
+  void specialize_input(ValueId id, const Tensor& value, const Node& node) {
+    Value& input = graph().value(id);
+    if (input.is_constant()) return;
+    if (value.type() != input.type) {
+      ORCHID_FAIL() << file_ << ": value given for input '" << input.name << "' has type "
+                    << value.type().to_string() << ", expected " << input.type.to_string();
+    }
+    input.constant = value;
+    auto& inputs = graph().inputs();
+    inputs.erase(std::remove(inputs.begin(), inputs.end(), id), inputs.end());
+    result_.notes.push_back("specialized on the value of input '" + input.name + "': " +
+                            node.describe() + " needs it to know its output shape");
+  }
+
+  void add_outputs(const onnx::GraphProto& proto) {
+    for (const auto& output : proto.output()) {
+      auto it = names_.find(output.name());
+      if (it == names_.end()) {
+        ORCHID_FAIL() << file_ << ": graph output '" << output.name() << "' is not computed by any node";
+      }
+      graph().outputs().push_back(it->second);
+    }
+  }
+
+  std::string file_;
+  std::string base_dir_;
+  const ImportOptions& options_;
+  ImportResult& result_;
+  std::unordered_map<std::string, ValueId> names_;
+};
+
+}  // namespace
+
+namespace {
+
+std::string read_model_file(const std::string& path) {
+  std::error_code ec;
+  if (!fs::is_regular_file(path, ec)) ORCHID_FAIL() << path << ": no such file";
+  std::ifstream file(path, std::ios::binary);
+  if (!file) ORCHID_FAIL() << path << ": cannot open the file";
+  return std::string((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+}
+
+onnx::ModelProto parse_model(const std::string& bytes, const std::string& display_name) {
+  onnx::ModelProto model;
+  if (!model.ParseFromString(bytes)) {
+    ORCHID_FAIL() << display_name << ": not a valid ONNX model (the protobuf is corrupt or truncated)";
+  }
+  if (!model.has_graph()) ORCHID_FAIL() << display_name << ": the model has no graph";
+  return model;
+}
+
+}  // namespace
+
+ImportResult import_model_bytes(const std::string& bytes, const std::string& display_name,
+                                const std::string& base_dir, const ImportOptions& options) {
+  onnx::ModelProto model = parse_model(bytes, display_name);
+  check_operators_supported(model.graph(), display_name);
+  ImportResult result;
+  result.opset = default_opset(model);
+  GraphBuilder(display_name, base_dir, options, result).build(model.graph());
+  return result;
+}
+
+ImportResult import_model(const std::string& path, const ImportOptions& options) {
+  return import_model_bytes(read_model_file(path), path, fs::path(path).parent_path().string(), options);
+}
+
+std::vector<std::string> declared_model_inputs(const std::string& path) {
+  onnx::ModelProto model = parse_model(read_model_file(path), path);
+  std::set<std::string> initializers;
+  for (const auto& init : model.graph().initializer()) initializers.insert(init.name());
+  std::vector<std::string> names;
+  for (const auto& input : model.graph().input()) {
+    if (!initializers.count(input.name())) names.push_back(input.name());
+  }
+  return names;
+}
+
+}  // namespace orchid::onnx_frontend

@@ -1,0 +1,64 @@
+#include "common.h"
+
+#include <iostream>
+
+#include "support/error.h"
+
+namespace orchid::cli {
+
+void ShapeOptions::add_to(CLI::App& command) {
+  command.add_option("--shape", specs,
+                     "Bind an input's shape, e.g. --shape input=1x3x224x224 (repeatable); "
+                     "symbolic dimensions default to 1");
+}
+
+std::map<std::string, Shape> ShapeOptions::parse() const {
+  std::map<std::string, Shape> shapes;
+  for (const std::string& spec : specs) {
+    size_t eq = spec.rfind('=');
+    if (eq == std::string::npos || eq == 0) {
+      ORCHID_FAIL() << "--shape '" << spec << "': expected NAME=DIMxDIMx..., e.g. input=1x3x224x224";
+    }
+    Shape shape;
+    std::string dims = spec.substr(eq + 1);
+    size_t start = 0;
+    while (start <= dims.size()) {
+      size_t end = dims.find('x', start);
+      std::string dim = dims.substr(start, end == std::string::npos ? std::string::npos : end - start);
+      try {
+        size_t used = 0;
+        long long value = std::stoll(dim, &used);
+        if (used != dim.size() || value < 0) throw std::invalid_argument(dim);
+        shape.push_back(value);
+      } catch (const std::exception&) {
+        ORCHID_FAIL() << "--shape '" << spec << "': '" << dim << "' is not a dimension";
+      }
+      if (end == std::string::npos) break;
+      start = end + 1;
+    }
+    shapes[spec.substr(0, eq)] = shape;
+  }
+  return shapes;
+}
+
+Tensor random_tensor(const TensorType& type, std::mt19937_64& rng) {
+  Tensor tensor(type);
+  std::uniform_real_distribution<double> real(-1.0, 1.0);
+  std::uniform_int_distribution<int> small(0, 3);
+  for (int64_t i = 0; i < tensor.numel(); ++i) {
+    if (is_float(type.dtype)) {
+      tensor.set_f64(i, real(rng));
+    } else if (type.dtype == DType::Bool) {
+      tensor.set_f64(i, small(rng) & 1);
+    } else {
+      tensor.set_f64(i, small(rng));
+    }
+  }
+  return tensor;
+}
+
+void print_notes(const onnx_frontend::ImportResult& result) {
+  for (const std::string& note : result.notes) std::cerr << "note: " << note << "\n";
+}
+
+}  // namespace orchid::cli

@@ -1,0 +1,108 @@
+// orchid run MODEL.onnx [--input NAME=FILE.pb ...] [--output-dir DIR]
+#include <filesystem>
+#include <iostream>
+
+#include <fmt/format.h>
+
+#include "common.h"
+#include "frontend/onnx/tensor_proto.h"
+#include "reference/interpreter.h"
+#include "support/error.h"
+
+namespace orchid::cli {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+struct RunOptions {
+  std::string model;
+  std::vector<std::string> inputs;  // NAME=FILE.pb
+  std::string output_dir;
+  bool random_inputs = false;
+  uint64_t seed = 0;
+  ShapeOptions shapes;
+};
+
+std::map<std::string, Tensor> read_input_files(const std::vector<std::string>& specs) {
+  std::map<std::string, Tensor> feeds;
+  for (const std::string& spec : specs) {
+    size_t eq = spec.find('=');
+    if (eq == std::string::npos || eq == 0) {
+      ORCHID_FAIL() << "--input '" << spec << "': expected NAME=FILE.pb";
+    }
+    feeds[spec.substr(0, eq)] = onnx_frontend::read_tensor_file(spec.substr(eq + 1)).tensor;
+  }
+  return feeds;
+}
+
+std::string preview(const Tensor& tensor) {
+  std::string text;
+  int64_t n = std::min<int64_t>(tensor.numel(), 6);
+  for (int64_t i = 0; i < n; ++i) text += fmt::format("{}{:.6g}", i ? ", " : "", tensor.at_f64(i));
+  if (tensor.numel() > n) text += ", ...";
+  return "[" + text + "]";
+}
+
+void run(const RunOptions& options) {
+  onnx_frontend::ImportOptions import_options;
+  import_options.input_shapes = options.shapes.parse();
+  std::map<std::string, Tensor> feeds = read_input_files(options.inputs);
+  auto imported = onnx_frontend::import_model(options.model, import_options);
+  print_notes(imported);
+  const Graph& graph = imported.graph;
+  std::mt19937_64 rng(options.seed);
+  std::vector<std::string> missing;
+  for (ValueId id : graph.inputs()) {
+    const Value& input = graph.value(id);
+    if (feeds.count(input.name)) continue;
+    if (options.random_inputs) {
+      feeds[input.name] = random_tensor(input.type, rng);
+    } else {
+      missing.push_back("'" + input.name + "' (" + input.type.to_string() + ")");
+    }
+  }
+  if (!missing.empty()) {
+    std::string list;
+    for (const auto& m : missing) list += (list.empty() ? "" : ", ") + m;
+    ORCHID_FAIL() << options.model << ": no value given for input" << (missing.size() > 1 ? "s " : " ") << list
+                  << "; pass --input NAME=FILE.pb or --random-inputs";
+  }
+  for (const auto& [name, tensor] : feeds) {
+    if (!graph.find_value(name)) ORCHID_FAIL() << "--input " << name << ": the model has no input of that name";
+  }
+  std::vector<Tensor> outputs = reference::run_graph(graph, feeds);
+  if (!options.output_dir.empty()) fs::create_directories(options.output_dir);
+  for (size_t k = 0; k < outputs.size(); ++k) {
+    const std::string& name = graph.value(graph.outputs()[k]).name;
+    std::cout << fmt::format("output {} '{}' {} {}\n", k, name, outputs[k].type().to_string(), preview(outputs[k]));
+    if (!options.output_dir.empty()) {
+      std::string path = (fs::path(options.output_dir) / fmt::format("output_{}.pb", k)).string();
+      onnx_frontend::write_tensor_file(path, outputs[k], name);
+    }
+  }
+}
+
+}  // namespace
+
+void add_run_command(CLI::App& app, int& status) {
+  auto options = std::make_shared<RunOptions>();
+  CLI::App* command = app.add_subcommand(
+      "run",
+      "Run a model on given inputs and print (and optionally save) its outputs.\n"
+      "Inputs and outputs are ONNX TensorProto files (.pb), the format of ONNX test data; "
+      "outputs are written as output_<k>.pb in graph-output order.");
+  command->add_option("model", options->model, "The ONNX model file")->required();
+  command->add_option("--input,-i", options->inputs, "An input tensor: NAME=FILE.pb (repeatable)");
+  command->add_option("--output-dir,-o", options->output_dir, "Write output_<k>.pb files here");
+  command->add_flag("--random-inputs", options->random_inputs,
+                    "Fill inputs not given with --input with random values");
+  command->add_option("--seed", options->seed, "Seed for --random-inputs")->capture_default_str();
+  options->shapes.add_to(*command);
+  command->callback([options, &status] {
+    run(*options);
+    status = 0;
+  });
+}
+
+}  // namespace orchid::cli
