@@ -130,7 +130,11 @@ class Parser {
   bool at_scope() const { return at_name("L") && at_punct('<', 1); }
 
   static std::string describe(const Token& t) {
-    return t.kind == TokenKind::End ? "end of input" : "'" + std::string(t.text) + "'";
+    if (t.kind == TokenKind::End) return "end of input";
+    // Built with append: g++ 12 warns falsely (-Wrestrict) on "'" + string.
+    std::string quoted = "'";
+    quoted.append(t.text).append("'");
+    return quoted;
   }
   [[noreturn]] static void fail(const Token& at, const std::string& message) { fail_at(at.line, at.column, message); }
 
