@@ -30,5 +30,6 @@ void print_notes(const onnx_frontend::ImportResult& result);
 // Each subcommand sets `status` to its exit status (0 success, 1 check failed).
 void add_run_command(CLI::App& app, int& status);
 void add_check_command(CLI::App& app, int& status);
+void add_show_command(CLI::App& app, int& status);
 
 }  // namespace orchid::cli

@@ -9,9 +9,11 @@ int main(int argc, char** argv) {
                "Reads an ONNX model and runs or checks it; later stages compile it to a faster program."};
   app.require_subcommand(1);
   app.set_help_all_flag("--help-all", "Show help for every subcommand");
+  app.set_version_flag("--version", std::string("orchid 0.1.0"));
   int status = 0;
   orchid::cli::add_run_command(app, status);
   orchid::cli::add_check_command(app, status);
+  orchid::cli::add_show_command(app, status);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
