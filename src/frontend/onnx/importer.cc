@@ -98,7 +98,20 @@ class GraphBuilder {
     }
   }
 
+  // A graph input's shape, from --shape or the model, bound to at most 2^40
+  // elements so that later shape arithmetic cannot overflow.
   Shape input_shape(const onnx::ValueInfoProto& input) {
+    Shape shape = declared_input_shape(input);
+    long double numel = 1;
+    for (int64_t d : shape) numel *= (long double)d;
+    if (numel > (long double)(int64_t(1) << 40)) {
+      ORCHID_FAIL() << file_ << ": input '" << input.name() << "' has shape " << shape_to_string(shape)
+                    << ", more than 2^40 elements";
+    }
+    return shape;
+  }
+
+  Shape declared_input_shape(const onnx::ValueInfoProto& input) {
     const auto& type = input.type().tensor_type();
     auto given = options_.input_shapes.find(input.name());
     if (given != options_.input_shapes.end()) {
@@ -218,6 +231,15 @@ class GraphBuilder {
                            : options_.specializable_inputs.end();
       specialization.offered.push_back(offered != options_.specializable_inputs.end() ? &offered->second
                                                                                       : nullptr);
+    }
+    // Shape and Size read only their input's static type, so they fold even
+    // when the input is computed at run time.
+    std::vector<Tensor> placeholders;
+    if (!all_constant && node.domain.empty() && (node.op == "Shape" || node.op == "Size") &&
+        !node.inputs.empty() && node.inputs[0] != kNoValue && !values[0]) {
+      placeholders.emplace_back(*types[0]);
+      values[0] = &placeholders[0];
+      all_constant = true;
     }
     try {
       if (all_constant) {

@@ -33,7 +33,7 @@ std::vector<double> f64_values(const Tensor& t) { return t.to_f64_vector(); }
 // Writes doubles into a float tensor of the same size.
 Tensor float_tensor(const TensorType& type, const std::vector<double>& values) {
   Tensor out(type);
-  ORCHID_DISPATCH(type.dtype, T, {
+  visit_dtype(type.dtype, [&]<typename T>() {
     if constexpr (kIsFloat<T>) {
       T* y = out.data<T>();
       for (size_t i = 0; i < values.size(); ++i) y[i] = from_f64<T>(values[i]);

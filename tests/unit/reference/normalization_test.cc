@@ -14,7 +14,7 @@ Tensor f32(Shape shape, const std::vector<float>& values) { return Tensor::from_
 Node make_node(const std::string& op) {
   Node node;
   node.op = op;
-  node.name = "n";
+  node.name = op + "_node";
   return node;
 }
 

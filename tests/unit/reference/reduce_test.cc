@@ -14,7 +14,7 @@ Tensor f32(Shape shape, const std::vector<float>& values) { return Tensor::from_
 Node make_node(const std::string& op) {
   Node node;
   node.op = op;
-  node.name = "n";
+  node.name = op + "_node";
   return node;
 }
 
@@ -98,6 +98,15 @@ TEST(ReduceOps, NumericsAndIntegers) {
   Tensor h = evaluate_node(node, {&half})[0];
   EXPECT_EQ(h.dtype(), DType::Float16);
   EXPECT_DOUBLE_EQ(h.at_f64(0), 1.75);
+}
+
+TEST(ReduceOps, BoolMaxMin) {
+  Tensor b = Tensor::from_vector(DType::Bool, {2, 2}, std::vector<int>{0, 1, 0, 0});
+  Tensor axes = Tensor::vector_i64({1});
+  Node max = make_node("ReduceMax");
+  Node min = make_node("ReduceMin");
+  EXPECT_EQ(evaluate_node(max, {&b, &axes})[0].to_i64_vector(), (std::vector<int64_t>{1, 0}));
+  EXPECT_EQ(evaluate_node(min, {&b})[0].to_i64_vector(), (std::vector<int64_t>{0}));
 }
 
 TEST(ReduceOps, UserErrors) {
