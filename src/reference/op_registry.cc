@@ -48,6 +48,11 @@ const OpRegistry& OpRegistry::global() {
     register_index_ops(r);
     register_resize_ops(r);
     register_misc_ops(r);
+    register_loss_ops(r);
+    register_recurrent_ops(r);
+    register_quantize_ops(r);
+    register_signal_ops(r);
+    register_detection_ops(r);
     return r;
   }();
   return registry;

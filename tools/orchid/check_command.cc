@@ -1,10 +1,16 @@
 // orchid check MODEL.onnx [--test-dir DIR]: runs each test_data_set_* of an
 // ONNX test folder and compares with its expected outputs.
 #include <algorithm>
+#include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
+#include <set>
+#include <tuple>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
+#include <onnx/onnx_pb.h>
 
 #include "common.h"
 #include "frontend/onnx/tensor_proto.h"
@@ -24,8 +30,112 @@ struct CheckOptions {
   double rtol = 1e-3;
   double atol = 1e-7;
   uint64_t seed = 0;
+  bool rtol_given = false;  // on the command line: overrides the folder's data.json
+  bool atol_given = false;
   ShapeOptions shapes;
 };
+
+// A graph input or output as the model declares it.
+struct DeclaredValue {
+  std::string name;
+  std::string kind = "tensor";  // tensor, sequence, optional, map, sparse tensor
+  int elem_type = 0;            // ONNX element type code of a tensor; 0 if unknown
+  bool has_shape = false;
+  std::vector<int64_t> dims;    // -1 for a symbolic or unknown dimension
+};
+
+struct ModelSignature {
+  std::vector<DeclaredValue> inputs;  // initializers excluded, in order
+  std::vector<DeclaredValue> outputs;
+};
+
+std::string type_kind(const onnx::TypeProto& type) {
+  switch (type.value_case()) {
+    case onnx::TypeProto::kSequenceType: return "sequence";
+    case onnx::TypeProto::kOptionalType: return "optional";
+    case onnx::TypeProto::kMapType: return "map";
+    case onnx::TypeProto::kSparseTensorType: return "sparse tensor";
+    default: return "tensor";
+  }
+}
+
+DeclaredValue declared_value(const onnx::ValueInfoProto& info) {
+  DeclaredValue value;
+  value.name = info.name();
+  if (info.has_type()) {
+    value.kind = type_kind(info.type());
+    if (info.type().has_tensor_type()) {
+      const auto& tensor_type = info.type().tensor_type();
+      value.elem_type = tensor_type.elem_type();
+      value.has_shape = tensor_type.has_shape();
+      for (const auto& dim : tensor_type.shape().dim()) {
+        value.dims.push_back(dim.has_dim_value() ? dim.dim_value() : -1);
+      }
+    }
+  }
+  return value;
+}
+
+// Reads the declared inputs and outputs without importing the graph.
+ModelSignature read_signature(const std::string& path) {
+  std::ifstream file(path, std::ios::binary);
+  if (!file) ORCHID_FAIL() << path << ": cannot open the file";
+  std::string bytes((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+  onnx::ModelProto model;
+  if (!model.ParseFromString(bytes)) {
+    ORCHID_FAIL() << path << ": not a valid ONNX model (the protobuf is corrupt or truncated)";
+  }
+  std::set<std::string> initializers;
+  for (const auto& init : model.graph().initializer()) initializers.insert(init.name());
+  ModelSignature signature;
+  for (const auto& input : model.graph().input()) {
+    if (!initializers.count(input.name())) signature.inputs.push_back(declared_value(input));
+  }
+  for (const auto& output : model.graph().output()) signature.outputs.push_back(declared_value(output));
+  return signature;
+}
+
+// Only tensors are supported: sequence, optional and map values (stored in
+// test data as SequenceProto / OptionalProto) are not.
+void require_tensor(const DeclaredValue& value, const char* what, const std::string& model) {
+  if (value.kind != "tensor") {
+    const char* article = value.kind == "optional" ? "an" : "a";
+    ORCHID_FAIL() << model << ": " << what << " '" << value.name << "' is " << article << " " << value.kind
+                  << " value; " << value.kind << " values are not supported (tensors only)";
+  }
+}
+
+// ONNX's test generator stores bfloat16 tensors as their uint16 bit patterns
+// (numpy has no bfloat16): reinterpret them where the model declares bfloat16.
+Tensor as_declared(Tensor tensor, const DeclaredValue* declared) {
+  constexpr int kOnnxBFloat16 = 16;
+  if (declared && declared->elem_type == kOnnxBFloat16 && tensor.dtype() == DType::UInt16) {
+    Tensor bits(DType::BFloat16, tensor.shape());
+    if (tensor.nbytes()) std::memcpy(bits.raw(), tensor.raw(), tensor.nbytes());
+    return bits;
+  }
+  return tensor;
+}
+
+// A test folder may carry a data.json with its own "rtol" / "atol" (ONNX's
+// model tests do); the command line takes precedence.
+void read_folder_tolerance(const fs::path& dir, CheckOptions& options) {
+  fs::path json_path = dir / "data.json";
+  if (!fs::is_regular_file(json_path)) return;
+  std::ifstream file(json_path);
+  nlohmann::json data = nlohmann::json::parse(file, nullptr, /*allow_exceptions=*/false);
+  if (data.is_discarded() || !data.is_object()) {
+    ORCHID_FAIL() << json_path.string() << ": not valid JSON";
+  }
+  std::string taken;
+  for (auto [key, value, given] : {std::tuple{"rtol", &options.rtol, options.rtol_given},
+                                   std::tuple{"atol", &options.atol, options.atol_given}}) {
+    if (given || !data.contains(key) || !data[key].is_number()) continue;
+    *value = data[key].get<double>();
+    taken += fmt::format(" {}={:g}", key, *value);
+  }
+  if (!taken.empty()) std::cerr << "note: tolerance from " << json_path.string() << ":" << taken << "\n";
+}
 
 std::vector<fs::path> sorted_files(const fs::path& dir, const std::string& prefix) {
   std::vector<fs::path> files;
@@ -43,30 +153,56 @@ std::vector<fs::path> sorted_files(const fs::path& dir, const std::string& prefi
 }
 
 // Reads input_<k>.pb; a tensor without a name feeds the k-th declared input.
-std::map<std::string, Tensor> read_inputs(const fs::path& data_set,
-                                          const std::vector<std::string>& declared) {
+std::map<std::string, Tensor> read_inputs(const fs::path& data_set, const ModelSignature& signature,
+                                          const std::string& model) {
+  const auto& declared = signature.inputs;
   std::map<std::string, Tensor> inputs;
   auto files = sorted_files(data_set, "input_");
   for (size_t k = 0; k < files.size(); ++k) {
+    // Before parsing: a SequenceProto read as a TensorProto gives nonsense.
+    if (k < declared.size()) require_tensor(declared[k], "input", model);
     onnx_frontend::NamedTensor named = onnx_frontend::read_tensor_file(files[k].string());
     std::string name = named.name;
     if (name.empty()) {
       if (k >= declared.size()) ORCHID_FAIL() << files[k].string() << ": the model has only " << declared.size() << " inputs";
-      name = declared[k];
+      name = declared[k].name;
     }
-    inputs[name] = named.tensor;
+    auto it = std::find_if(declared.begin(), declared.end(), [&](const auto& d) { return d.name == name; });
+    inputs[name] = as_declared(named.tensor, it == declared.end() ? nullptr : &*it);
   }
   return inputs;
 }
 
 // Runs one data set; prints one line; returns whether every output matched.
-bool check_data_set(const CheckOptions& options, const fs::path& data_set,
-                    const std::vector<std::string>& declared) {
+bool check_data_set(const CheckOptions& options, const fs::path& data_set, const ModelSignature& signature) {
   onnx_frontend::ImportOptions import_options;
   import_options.input_shapes = options.shapes.parse();
-  import_options.specializable_inputs = read_inputs(data_set, declared);
+  import_options.specializable_inputs = read_inputs(data_set, signature, options.model);
+  // The model runs on the data's shapes: they bind symbolic dimensions, and
+  // where a fixed dimension disagrees (a few ONNX test models declare the
+  // wrong shape) the data wins, with a note. --shape takes precedence; a rank
+  // mismatch is left for the interpreter to report.
+  for (const auto& declared : signature.inputs) {
+    auto data = import_options.specializable_inputs.find(declared.name);
+    if (data == import_options.specializable_inputs.end()) continue;
+    if (import_options.input_shapes.count(declared.name)) continue;
+    const Shape& shape = data->second.shape();
+    if (declared.has_shape && declared.dims.size() != shape.size()) continue;
+    bool conflict = false;
+    for (size_t i = 0; i < declared.dims.size(); ++i) {
+      conflict |= declared.dims[i] >= 0 && declared.dims[i] != shape[i];
+    }
+    if (conflict) {
+      Shape model_shape(declared.dims.begin(), declared.dims.end());
+      std::cerr << fmt::format("note: input '{}': the test data's shape {} differs from the declared {}; "
+                               "using the data's\n",
+                               declared.name, shape_to_string(shape), shape_to_string(model_shape));
+    }
+    import_options.input_shapes[declared.name] = shape;
+  }
   auto imported = onnx_frontend::import_model(options.model, import_options);
   print_notes(imported);
+  for (const auto& output : signature.outputs) require_tensor(output, "output", options.model);
   std::vector<Tensor> actual = reference::run_graph(imported.graph, import_options.specializable_inputs);
   auto expected_files = sorted_files(data_set, "output_");
   if (expected_files.size() != actual.size()) {
@@ -77,7 +213,8 @@ bool check_data_set(const CheckOptions& options, const fs::path& data_set,
   double max_abs = 0, max_rel = 0;
   std::string first_failure;
   for (size_t k = 0; k < actual.size(); ++k) {
-    Tensor expected = onnx_frontend::read_tensor_file(expected_files[k].string()).tensor;
+    Tensor expected = as_declared(onnx_frontend::read_tensor_file(expected_files[k].string()).tensor,
+                                  k < signature.outputs.size() ? &signature.outputs[k] : nullptr);
     auto cmp = reference::compare_tensors(actual[k], expected, options.rtol, options.atol);
     max_abs = std::max(max_abs, cmp.max_abs_error);
     max_rel = std::max(max_rel, cmp.max_rel_error);
@@ -135,11 +272,13 @@ void add_check_command(CLI::App& app, int& status) {
   command->add_option("model", options->model, "The ONNX model file")->required();
   command->add_option("--test-dir", options->test_dir,
                       "Folder holding test_data_set_* subfolders (often the model's own folder)");
-  command->add_option("--rtol", options->rtol, "Relative tolerance")->capture_default_str();
-  command->add_option("--atol", options->atol, "Absolute tolerance")->capture_default_str();
+  command->add_option("--rtol", options->rtol, "Relative tolerance (default: the test folder's data.json, else 1e-3)");
+  command->add_option("--atol", options->atol, "Absolute tolerance (default: the test folder's data.json, else 1e-7)");
   command->add_option("--seed", options->seed, "Seed for random inputs")->capture_default_str();
   options->shapes.add_to(*command);
-  command->callback([options, &status] {
+  command->callback([options, command, &status] {
+    options->rtol_given = command->count("--rtol") > 0;
+    options->atol_given = command->count("--atol") > 0;
     bool ok = true;
     if (options->test_dir.empty()) {
       ok = check_random(*options);
@@ -148,8 +287,9 @@ void add_check_command(CLI::App& app, int& status) {
       if (!fs::is_directory(dir)) ORCHID_FAIL() << options->test_dir << ": no such folder";
       auto data_sets = sorted_files(dir, "test_data_set_");
       if (data_sets.empty()) ORCHID_FAIL() << options->test_dir << ": no test_data_set_* folders";
-      auto declared = onnx_frontend::declared_model_inputs(options->model);
-      for (const auto& data_set : data_sets) ok &= check_data_set(*options, data_set, declared);
+      read_folder_tolerance(dir, *options);
+      ModelSignature signature = read_signature(options->model);
+      for (const auto& data_set : data_sets) ok &= check_data_set(*options, data_set, signature);
     }
     status = ok ? 0 : 1;
   });

@@ -1,4 +1,5 @@
 // orchid run MODEL.onnx [--input NAME=FILE.pb ...] [--output-dir DIR]
+#include <algorithm>
 #include <filesystem>
 #include <iostream>
 
@@ -24,16 +25,45 @@ struct RunOptions {
   ShapeOptions shapes;
 };
 
-std::map<std::string, Tensor> read_input_files(const std::vector<std::string>& specs) {
-  std::map<std::string, Tensor> feeds;
+struct InputFile {
+  std::string path;
+  Tensor tensor;
+};
+
+std::map<std::string, InputFile> read_input_files(const std::vector<std::string>& specs) {
+  std::map<std::string, InputFile> files;
   for (const std::string& spec : specs) {
     size_t eq = spec.find('=');
     if (eq == std::string::npos || eq == 0) {
       ORCHID_FAIL() << "--input '" << spec << "': expected NAME=FILE.pb";
     }
-    feeds[spec.substr(0, eq)] = onnx_frontend::read_tensor_file(spec.substr(eq + 1)).tensor;
+    std::string path = spec.substr(eq + 1);
+    files[spec.substr(0, eq)] = {path, onnx_frontend::read_tensor_file(path).tensor};
   }
-  return feeds;
+  return files;
+}
+
+// Every --input names a declared graph input, and its file holds a tensor of
+// that input's type (checked here to name the file in the message).
+void check_input_files(const std::map<std::string, InputFile>& files,
+                       const onnx_frontend::ImportResult& imported, const std::string& model) {
+  const auto& declared = imported.declared_inputs;
+  for (const auto& [name, file] : files) {
+    if (std::find(declared.begin(), declared.end(), name) == declared.end()) {
+      std::string list;
+      for (const auto& d : declared) list += (list.empty() ? "'" : ", '") + d + "'";
+      ORCHID_FAIL() << "--input " << name << "=" << file.path << ": " << model << " has no input named '"
+                    << name << "' (its inputs: " << (list.empty() ? "none" : list) << ")";
+    }
+    auto id = imported.graph.find_value(name);
+    if (!id) continue;
+    const TensorType& expected = imported.graph.value(*id).type;
+    if (file.tensor.type() != expected) {
+      ORCHID_FAIL() << "--input " << name << "=" << file.path << ": the file holds "
+                    << file.tensor.type().to_string() << ", but input '" << name << "' of " << model
+                    << " is " << expected.to_string();
+    }
+  }
 }
 
 std::string preview(const Tensor& tensor) {
@@ -47,9 +77,12 @@ std::string preview(const Tensor& tensor) {
 void run(const RunOptions& options) {
   onnx_frontend::ImportOptions import_options;
   import_options.input_shapes = options.shapes.parse();
-  std::map<std::string, Tensor> feeds = read_input_files(options.inputs);
+  std::map<std::string, InputFile> files = read_input_files(options.inputs);
+  std::map<std::string, Tensor> feeds;
+  for (const auto& [name, file] : files) feeds[name] = file.tensor;
   auto imported = onnx_frontend::import_model(options.model, import_options);
   print_notes(imported);
+  check_input_files(files, imported, options.model);
   const Graph& graph = imported.graph;
   std::mt19937_64 rng(options.seed);
   std::vector<std::string> missing;
@@ -68,11 +101,15 @@ void run(const RunOptions& options) {
     ORCHID_FAIL() << options.model << ": no value given for input" << (missing.size() > 1 ? "s " : " ") << list
                   << "; pass --input NAME=FILE.pb or --random-inputs";
   }
-  for (const auto& [name, tensor] : feeds) {
-    if (!graph.find_value(name)) ORCHID_FAIL() << "--input " << name << ": the model has no input of that name";
-  }
   std::vector<Tensor> outputs = reference::run_graph(graph, feeds);
-  if (!options.output_dir.empty()) fs::create_directories(options.output_dir);
+  if (!options.output_dir.empty()) {
+    std::error_code ec;
+    fs::create_directories(options.output_dir, ec);
+    if (ec || !fs::is_directory(options.output_dir)) {
+      ORCHID_FAIL() << "--output-dir " << options.output_dir << ": cannot create the folder"
+                    << (ec ? " (" + ec.message() + ")" : std::string());
+    }
+  }
   for (size_t k = 0; k < outputs.size(); ++k) {
     const std::string& name = graph.value(graph.outputs()[k]).name;
     std::cout << fmt::format("output {} '{}' {} {}\n", k, name, outputs[k].type().to_string(), preview(outputs[k]));

@@ -16,6 +16,7 @@ using ConstantMaker = std::function<ValueId(const std::string& name_hint, Tensor
 struct CanonicalizeContext {
   int opset;  // the model's opset for the node's domain
   const ConstantMaker& make_constant;
+  const Graph& graph;  // the graph built so far: types and constants of the node's inputs
 };
 
 using CanonicalizeRule = std::function<void(Node& node, const CanonicalizeContext& ctx)>;

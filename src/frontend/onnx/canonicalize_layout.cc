@@ -1,4 +1,4 @@
-// Layout operators whose attributes became inputs.
+// Layout operators whose attributes became inputs or whose defaults changed.
 #include "frontend/onnx/canonicalize_rules.h"
 
 namespace orchid::onnx_frontend {
@@ -10,6 +10,14 @@ void add_layout_rules(RuleTable& table) {
       if (ctx.opset < 13) move_ints_attribute_to_input(node, "axes", 1, ctx);
     });
   }
+  // Reshape: shape attribute until opset 4, input 1 from 5.
+  table.add("Reshape", [](Node& node, const CanonicalizeContext& ctx) {
+    if (ctx.opset < 5) move_ints_attribute_to_input(node, "shape", 1, ctx);
+  });
+  // Concat: axis optional (default 1) until opset 3, required from 4.
+  table.add("Concat", [](Node& node, const CanonicalizeContext& ctx) {
+    if (ctx.opset < 4 && !node.attrs.has("axis")) node.attrs.set("axis", int64_t(1));
+  });
   // Split sizes: attribute until opset 12, input 1 from 13.
   table.add("Split", [](Node& node, const CanonicalizeContext& ctx) {
     if (ctx.opset < 13) move_ints_attribute_to_input(node, "split", 1, ctx);

@@ -31,6 +31,18 @@ void add_math_rules(RuleTable& table) {
   table.add("GroupNormalization", [](Node& node, const CanonicalizeContext& ctx) {
     if (ctx.opset < 21) node.attrs.set("_per_group_affine", int64_t(1));
   });
+  // PRelu before opset 7: a 1-D slope of C values applies per channel (axis
+  // 1), not along the last axis as numpy broadcasting would. A constant slope
+  // is reshaped to [C, 1, ..., 1].
+  table.add("PRelu", [](Node& node, const CanonicalizeContext& ctx) {
+    if (ctx.opset >= 7 || node.inputs.size() < 2 || node.inputs[1] == kNoValue) return;
+    const Value& x = ctx.graph.value(node.inputs[0]);
+    const Value& slope = ctx.graph.value(node.inputs[1]);
+    if (!slope.is_constant() || slope.type.rank() != 1 || x.type.rank() < 3) return;
+    Shape shape(x.type.rank() - 1, 1);
+    shape[0] = slope.type.shape[0];
+    set_constant_input(node, 1, slope.constant->reshaped(shape), ctx);
+  });
   // Opsets before 7 carried attributes that no longer mean anything.
   for (const char* op : {"BatchNormalization", "Add", "Sub", "Mul", "Div", "Relu", "Sum", "Max", "Min"}) {
     table.add(op, [](Node& node, const CanonicalizeContext&) { node.attrs.erase("consumed_inputs"); });

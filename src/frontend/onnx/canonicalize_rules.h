@@ -18,7 +18,7 @@ class RuleTable {
   std::map<std::string, std::vector<CanonicalizeRule>> rules_;
 };
 
-void add_layout_rules(RuleTable& table);  // Squeeze, Unsqueeze, Split, Slice, Pad
+void add_layout_rules(RuleTable& table);  // Reshape, Concat, Squeeze, Unsqueeze, Split, Slice, Pad
 void add_reduce_rules(RuleTable& table);  // ReduceX axes, TopK k
 void add_math_rules(RuleTable& table);    // Clip, Softmax family, Dropout, BatchNormalization, GroupNormalization
 void add_resize_rules(RuleTable& table);  // Upsample, Resize (opset 10)

@@ -63,11 +63,22 @@ void check_operators_supported(const onnx::GraphProto& graph, const std::string&
   throw Error(message.str());
 }
 
+// Thrown when an operator needs the value of a run-time value that derives
+// from offered graph inputs: the import restarts with those inputs constant.
+struct SpecializationNeeded {
+  std::set<std::string> inputs;
+  std::string reason;  // the node that needed it
+};
+
+// Offered values of small derived tensors are propagated (for shape
+// arithmetic such as Cast/Sub before Range); big activations are not.
+constexpr int64_t kMaxPropagatedElements = 1 << 16;
+
 class GraphBuilder {
  public:
   GraphBuilder(const std::string& file, const std::string& base_dir, const ImportOptions& options,
-               ImportResult& result)
-      : file_(file), base_dir_(base_dir), options_(options), result_(result) {}
+               const std::set<std::string>& specialized, ImportResult& result)
+      : file_(file), base_dir_(base_dir), options_(options), specialized_(specialized), result_(result) {}
 
   void build(const onnx::GraphProto& proto) {
     graph().name = proto.name();
@@ -138,7 +149,9 @@ class GraphBuilder {
 
   void add_inputs(const onnx::GraphProto& proto) {
     for (const auto& input : proto.input()) {
-      if (names_.count(input.name())) continue;  // an initializer listed as input (IR < 4)
+      // IR < 4 lists initializers among the inputs too.
+      auto known = names_.find(input.name());
+      if (known != names_.end() && graph().value(known->second).is_constant()) continue;
       if (!input.type().has_tensor_type()) {
         ORCHID_FAIL() << file_ << ": input '" << input.name()
                       << "' is not a tensor (sequence, map and optional inputs are not supported)";
@@ -149,10 +162,24 @@ class GraphBuilder {
         ORCHID_FAIL() << file_ << ": input '" << input.name() << "' has unsupported element type "
                       << onnx_dtype_name(code);
       }
-      ValueId id = graph().add_value(input.name(), TensorType{dtype, input_shape(input)});
-      define(input.name(), id, "graph input");
+      TensorType type{dtype, input_shape(input)};
       result_.declared_inputs.push_back(input.name());
+      auto offered = options_.specializable_inputs.find(input.name());
+      if (offered != options_.specializable_inputs.end() && offered->second.type() != type) {
+        ORCHID_FAIL() << file_ << ": value given for input '" << input.name() << "' has type "
+                      << offered->second.type().to_string() << ", expected " << type.to_string();
+      }
+      if (offered != options_.specializable_inputs.end() && specialized_.count(input.name())) {
+        define(input.name(), graph().add_constant(input.name(), offered->second), "graph input");
+        continue;
+      }
+      ValueId id = graph().add_value(input.name(), type);
+      define(input.name(), id, "graph input");
       graph().inputs().push_back(id);
+      if (offered != options_.specializable_inputs.end()) {
+        offered_[id] = offered->second;
+        offered_from_[id] = {input.name()};
+      }
     }
   }
 
@@ -185,6 +212,9 @@ class GraphBuilder {
       node.inputs.push_back(it->second);
     }
     while (!node.inputs.empty() && node.inputs.back() == kNoValue) node.inputs.pop_back();
+    // Output slots exist before inference: some operators (Split without
+    // sizes) produce as many outputs as the node declares.
+    node.outputs.assign(size_t(proto.output_size()), kNoValue);
     return node;
   }
 
@@ -193,7 +223,7 @@ class GraphBuilder {
     ConstantMaker maker = [this](const std::string& hint, Tensor value) {
       return make_constant(hint, std::move(value));
     };
-    canonicalize_node(node, CanonicalizeContext{result_.opset, maker});
+    canonicalize_node(node, CanonicalizeContext{result_.opset, maker, graph()});
     std::vector<Tensor> folded;
     std::vector<TensorType> types = infer_or_fold(node, &folded);
     if (types.size() < size_t(proto.output_size())) {
@@ -202,16 +232,16 @@ class GraphBuilder {
     }
     for (int i = 0; i < proto.output_size(); ++i) {
       const std::string& name = proto.output(i);
-      if (name.empty()) {
-        node.outputs.push_back(kNoValue);
-        continue;
-      }
+      if (name.empty()) continue;
       ValueId id = folded.empty() ? graph().add_value(name, types[size_t(i)])
                                   : graph().add_constant(name, folded[size_t(i)]);
       define(name, id, "output of " + node.describe());
-      node.outputs.push_back(id);
+      node.outputs[size_t(i)] = id;
     }
-    if (folded.empty()) graph().add_node(std::move(node));
+    if (folded.empty()) {
+      if (!offered_.empty()) propagate_offered_values(node);
+      graph().add_node(std::move(node));
+    }
   }
 
   // Folds the node when every input is a constant; otherwise infers its
@@ -227,10 +257,8 @@ class GraphBuilder {
       types.push_back(value ? &value->type : nullptr);
       values.push_back(value && value->constant ? &*value->constant : nullptr);
       all_constant &= !value || value->is_constant();
-      auto offered = value ? options_.specializable_inputs.find(value->name)
-                           : options_.specializable_inputs.end();
-      specialization.offered.push_back(offered != options_.specializable_inputs.end() ? &offered->second
-                                                                                      : nullptr);
+      auto offered = offered_.find(id);
+      specialization.offered.push_back(offered != offered_.end() ? &offered->second : nullptr);
     }
     // Shape and Size read only their input's static type, so they fold even
     // when the input is computed at run time.
@@ -249,26 +277,53 @@ class GraphBuilder {
         return out;
       }
       auto out = reference::infer_node(node, types, values, &specialization);
-      if (specialization.used.empty()) return out;
-      for (size_t i : specialization.used) specialize_input(node.inputs[i], *specialization.offered[i], node);
-      return infer_or_fold(node, folded);
+      if (!specialization.used.empty()) {
+        SpecializationNeeded needed{{}, node.describe()};
+        for (size_t i : specialization.used) {
+          const auto& from = offered_from_.at(node.inputs[i]);
+          needed.inputs.insert(from.begin(), from.end());
+        }
+        throw needed;
+      }
+      return out;
     } catch (const Error& error) {
       throw Error(file_ + ": " + error.what());
     }
   }
 
-  void specialize_input(ValueId id, const Tensor& value, const Node& node) {
-    Value& input = graph().value(id);
-    if (input.is_constant()) return;
-    if (value.type() != input.type) {
-      ORCHID_FAIL() << file_ << ": value given for input '" << input.name << "' has type "
-                    << value.type().to_string() << ", expected " << input.type.to_string();
+  // When every run-time input of a node has an offered value and they are
+  // small, computes the node's outputs on them, so that an operator further
+  // down that needs such a value can specialize on the graph inputs behind it.
+  void propagate_offered_values(const Node& node) {
+    std::vector<const Tensor*> inputs;
+    std::set<std::string> from;
+    for (ValueId id : node.inputs) {
+      if (id == kNoValue) {
+        inputs.push_back(nullptr);
+        continue;
+      }
+      const Value& value = graph().value(id);
+      if (value.is_constant()) {
+        inputs.push_back(&*value.constant);
+        continue;
+      }
+      auto offered = offered_.find(id);
+      if (offered == offered_.end() || offered->second.numel() > kMaxPropagatedElements) return;
+      inputs.push_back(&offered->second);
+      const auto& deps = offered_from_.at(id);
+      from.insert(deps.begin(), deps.end());
     }
-    input.constant = value;
-    auto& inputs = graph().inputs();
-    inputs.erase(std::remove(inputs.begin(), inputs.end(), id), inputs.end());
-    result_.notes.push_back("specialized on the value of input '" + input.name + "': " +
-                            node.describe() + " needs it to know its output shape");
+    std::vector<Tensor> outputs;
+    try {
+      outputs = reference::evaluate_node(node, inputs);
+    } catch (const Error&) {
+      return;  // the run-time values may be invalid for the node; not our concern here
+    }
+    for (size_t i = 0; i < node.outputs.size() && i < outputs.size(); ++i) {
+      if (node.outputs[i] == kNoValue) continue;
+      offered_[node.outputs[i]] = outputs[i];
+      offered_from_[node.outputs[i]] = from;
+    }
   }
 
   void add_outputs(const onnx::GraphProto& proto) {
@@ -284,8 +339,11 @@ class GraphBuilder {
   std::string file_;
   std::string base_dir_;
   const ImportOptions& options_;
+  const std::set<std::string>& specialized_;  // graph inputs imported as constants
   ImportResult& result_;
   std::unordered_map<std::string, ValueId> names_;
+  std::map<ValueId, Tensor> offered_;                     // offered or derived run-time values
+  std::map<ValueId, std::set<std::string>> offered_from_;  // the graph inputs each derives from
 };
 
 }  // namespace
@@ -315,10 +373,29 @@ ImportResult import_model_bytes(const std::string& bytes, const std::string& dis
                                 const std::string& base_dir, const ImportOptions& options) {
   onnx::ModelProto model = parse_model(bytes, display_name);
   check_operators_supported(model.graph(), display_name);
-  ImportResult result;
-  result.opset = default_opset(model);
-  GraphBuilder(display_name, base_dir, options, result).build(model.graph());
-  return result;
+  // Each restart makes at least one more offered input constant, so this
+  // ends after at most one pass per offered input.
+  std::set<std::string> specialized;
+  std::vector<std::string> notes;
+  while (true) {
+    ImportResult result;
+    result.opset = default_opset(model);
+    try {
+      GraphBuilder(display_name, base_dir, options, specialized, result).build(model.graph());
+    } catch (const SpecializationNeeded& needed) {
+      size_t before = specialized.size();
+      for (const std::string& name : needed.inputs) {
+        if (specialized.insert(name).second) {
+          notes.push_back("specialized on the value of input '" + name + "': " + needed.reason +
+                          " needs it to know its output shape");
+        }
+      }
+      ORCHID_CHECK(specialized.size() > before) << "specialization made no progress at " << needed.reason;
+      continue;
+    }
+    result.notes.insert(result.notes.end(), notes.begin(), notes.end());
+    return result;
+  }
 }
 
 ImportResult import_model(const std::string& path, const ImportOptions& options) {

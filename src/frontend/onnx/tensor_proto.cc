@@ -48,13 +48,24 @@ std::string read_external(const onnx::TensorProto& proto, const std::string& bas
     ORCHID_FAIL() << context << ": external data location '" << location
                   << "' must be a relative path inside the model's folder";
   }
+  if (offset < 0) ORCHID_FAIL() << context << ": external data offset " << offset << " is negative";
   fs::path path = fs::path(base_dir) / relative;
   std::ifstream file(path, std::ios::binary);
-  if (!file) ORCHID_FAIL() << context << ": cannot open external data file " << path.string();
+  std::error_code ec;
+  if (!file || !fs::is_regular_file(path, ec)) {
+    ORCHID_FAIL() << context << ": cannot open external data file " << path.string();
+  }
   if (length < 0) length = int64_t(expected_bytes);
   if (size_t(length) != expected_bytes) {
     ORCHID_FAIL() << context << ": external data length " << length << " does not match the "
                   << expected_bytes << " bytes of the tensor";
+  }
+  // Checked before allocating, so a corrupt length cannot ask for terabytes.
+  uintmax_t file_size = fs::file_size(path, ec);
+  if (ec || uintmax_t(offset) > file_size || file_size - uintmax_t(offset) < uintmax_t(length)) {
+    ORCHID_FAIL() << context << ": external data file " << path.string() << " is too short (need "
+                  << length << " bytes at offset " << offset << ", the file has "
+                  << (ec ? 0 : file_size) << ")";
   }
   file.seekg(offset);
   std::string bytes(size_t(length), '\0');
@@ -73,9 +84,22 @@ void check_count(const Field& field, int64_t numel, const std::string& context) 
   }
 }
 
+// The number of values in the typed repeated field that ONNX uses for `dtype`.
+int64_t typed_field_size(const onnx::TensorProto& proto, DType dtype) {
+  switch (dtype) {
+    case DType::Float32: return proto.float_data_size();
+    case DType::Float64: return proto.double_data_size();
+    case DType::Int64: return proto.int64_data_size();
+    case DType::UInt32:
+    case DType::UInt64: return proto.uint64_data_size();
+    default: return proto.int32_data_size();
+  }
+}
+
 // Fills `tensor` from the typed repeated field that ONNX uses for its dtype.
 void copy_typed_fields(const onnx::TensorProto& proto, Tensor& tensor, const std::string& context) {
   int64_t n = tensor.numel();
+  if (n == 0) return;  // an empty repeated field's data() may be null
   switch (tensor.dtype()) {
     case DType::Float32:
       check_count(proto.float_data(), n, context);
@@ -122,20 +146,32 @@ Tensor tensor_from_proto(const onnx::TensorProto& proto, const std::string& base
   if (!dtype_from_onnx(proto.data_type(), &dtype)) {
     ORCHID_FAIL() << context << ": unsupported element type " << onnx_dtype_name(proto.data_type());
   }
-  Tensor tensor(dtype, proto_shape(proto, context));
-  size_t bytes = tensor.nbytes();
+  // The data's size is checked against the shape before the tensor is
+  // allocated: a corrupt shape must not allocate terabytes.
+  Shape shape = proto_shape(proto, context);
+  int64_t numel = shape_numel(shape);
+  size_t bytes = size_t(numel) * dtype_size(dtype);
   if (proto.data_location() == onnx::TensorProto::EXTERNAL) {
     std::string data = read_external(proto, base_dir, bytes, context);
+    Tensor tensor(dtype, shape);
     std::memcpy(tensor.raw(), data.data(), bytes);
-  } else if (proto.has_raw_data()) {
+    return tensor;
+  }
+  if (proto.has_raw_data()) {
     if (proto.raw_data().size() != bytes) {
       ORCHID_FAIL() << context << ": raw data has " << proto.raw_data().size()
                     << " bytes but its shape and type need " << bytes;
     }
+    Tensor tensor(dtype, shape);
     std::memcpy(tensor.raw(), proto.raw_data().data(), bytes);
-  } else {
-    copy_typed_fields(proto, tensor, context);
+    return tensor;
   }
+  if (typed_field_size(proto, dtype) != numel) {
+    ORCHID_FAIL() << context << ": has " << typed_field_size(proto, dtype) << " values but its shape needs "
+                  << numel;
+  }
+  Tensor tensor(dtype, shape);
+  copy_typed_fields(proto, tensor, context);
   return tensor;
 }
 

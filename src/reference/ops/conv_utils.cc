@@ -302,7 +302,6 @@ void conv_transpose_forward(const ConvProblem& problem, const Acc* x, const Acc*
 }
 
 template void conv_forward<double>(const ConvProblem&, const double*, const double*, const double*, double*);
-template void conv_forward<float>(const ConvProblem&, const float*, const float*, const float*, float*);
 template void conv_forward<int64_t>(const ConvProblem&, const int64_t*, const int64_t*, const int64_t*,
                                     int64_t*);
 template void conv_transpose_forward<double>(const ConvProblem&, const double*, const double*,

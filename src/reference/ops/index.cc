@@ -87,7 +87,8 @@ std::vector<TensorType> infer_gather_nd(const InferContext& ctx) {
   int64_t r = int64_t(data.rank()), q = int64_t(indices.rank());
   if (q < 1 || b < 0 || b >= std::min(r, q)) ORCHID_FAIL() << "invalid batch_dims " << b;
   int64_t k = indices.shape.back();
-  if (k < 1 || k > r - b) ORCHID_FAIL() << "indices' last dimension " << k << " must be in [1, " << r - b << "]";
+  if (k < 1 || k > r - b)
+    ORCHID_FAIL() << "indices' last dimension " << k << " must be in [1, " << r - b << "]";
   for (int64_t d = 0; d < b; ++d) {
     if (data.shape[size_t(d)] != indices.shape[size_t(d)]) {
       ORCHID_FAIL() << "batch dimension " << d << " differs between data and indices";
@@ -163,7 +164,8 @@ std::vector<TensorType> infer_scatter_nd(const InferContext& ctx) {
   parse_scatter_reduction(ctx.attrs().get_string("reduction", "none"));
   if (indices.rank() < 1) ORCHID_FAIL() << "indices must have rank >= 1";
   int64_t k = indices.shape.back();
-  if (k < 1 || k > int64_t(data.rank())) ORCHID_FAIL() << "indices' last dimension " << k << " exceeds data's rank";
+  if (k < 1 || k > int64_t(data.rank()))
+    ORCHID_FAIL() << "indices' last dimension " << k << " exceeds data's rank";
   Shape expected(indices.shape.begin(), indices.shape.end() - 1);
   expected.insert(expected.end(), data.shape.begin() + k, data.shape.end());
   if (updates.shape != expected) {
@@ -344,7 +346,7 @@ std::vector<Tensor> eval_compress(const EvalContext& ctx) {
 // position in Y) and counts. sorted=1 (default) orders Y ascending
 // (lexicographically for slices); sorted=0 keeps first-occurrence order.
 struct UniqueResult {
-  Tensor x;      // the input, viewed as [outer, dim, inner] with dim the unique axis
+  Tensor x;  // the input, viewed as [outer, dim, inner] with dim the unique axis
   int64_t outer = 1, dim = 0, inner = 1;
   std::vector<int64_t> first;    // per unique slice: its first index along dim
   std::vector<int64_t> inverse;  // per input slice: its unique slice's position
@@ -361,8 +363,10 @@ int compare_slices(const UniqueResult& u, int64_t a, int64_t b) {
       for (int64_t i = 0; i < u.inner && result == 0; ++i) {
         Key va = Key(data[(o * u.dim + a) * u.inner + i]);
         Key vb = Key(data[(o * u.dim + b) * u.inner + i]);
-        if (va < vb) result = -1;
-        else if (vb < va) result = 1;
+        if (va < vb)
+          result = -1;
+        else if (vb < va)
+          result = 1;
       }
     }
   });
@@ -384,7 +388,8 @@ UniqueResult compute_unique(const Tensor& input, const Attributes& attrs) {
   std::iota(order.begin(), order.end(), 0);
   bool sorted = attrs.get_int("sorted", 1) != 0;
   // Stable: equal slices stay in index order, so the first of a run is the first occurrence.
-  std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) { return compare_slices(u, a, b) < 0; });
+  std::stable_sort(order.begin(), order.end(),
+                   [&](int64_t a, int64_t b) { return compare_slices(u, a, b) < 0; });
   std::vector<int64_t> group_of(size_t(u.dim));
   std::vector<int64_t> group_first;
   for (size_t i = 0; i < order.size(); ++i) {
@@ -395,7 +400,8 @@ UniqueResult compute_unique(const Tensor& input, const Attributes& attrs) {
   std::vector<int64_t> groups(group_first.size());
   std::iota(groups.begin(), groups.end(), 0);
   if (!sorted) {
-    std::sort(groups.begin(), groups.end(), [&](int64_t a, int64_t b) { return group_first[size_t(a)] < group_first[size_t(b)]; });
+    std::sort(groups.begin(), groups.end(),
+              [&](int64_t a, int64_t b) { return group_first[size_t(a)] < group_first[size_t(b)]; });
   }
   std::vector<int64_t> position(groups.size());
   for (size_t p = 0; p < groups.size(); ++p) position[size_t(groups[p])] = int64_t(p);
@@ -449,7 +455,8 @@ void register_index_ops(OpRegistry& registry) {
                 3, 3});
   // Scatter (opsets 9-10, deprecated): ScatterElements without reduction.
   registry.add({"Scatter", "", infer_scatter_elements,
-                [](const EvalContext& ctx) { return eval_scatter_elements(ctx, ScatterReduction::None); }, 3, 3});
+                [](const EvalContext& ctx) { return eval_scatter_elements(ctx, ScatterReduction::None); }, 3,
+                3});
   registry.add({"ScatterND", "", infer_scatter_nd, eval_scatter_nd, 3, 3});
   registry.add({"OneHot", "", infer_one_hot, eval_one_hot, 3, 3});
   registry.add({"NonZero", "", infer_nonzero, eval_nonzero, 1, 1});

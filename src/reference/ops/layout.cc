@@ -222,11 +222,13 @@ std::vector<int64_t> split_sizes(const Node& node, const Shape& shape, int64_t a
     return sizes;
   }
   int64_t n = node.attrs.get_int("num_outputs", int64_t(node.outputs.size()));
-  if (n <= 0) ORCHID_FAIL() << "cannot tell how many outputs to split into (no split, num_outputs or outputs)";
+  if (n <= 0)
+    ORCHID_FAIL() << "cannot tell how many outputs to split into (no split, num_outputs or outputs)";
   int64_t chunk = (dim + n - 1) / n;
   std::vector<int64_t> sizes(size_t(n), chunk);
   sizes.back() = dim - chunk * (n - 1);
-  if (sizes.back() < 0) ORCHID_FAIL() << "cannot split a dimension of size " << dim << " into " << n << " outputs";
+  if (sizes.back() < 0)
+    ORCHID_FAIL() << "cannot split a dimension of size " << dim << " into " << n << " outputs";
   return sizes;
 }
 
@@ -357,11 +359,16 @@ PadParams pad_params(const Attributes& attrs, const Shape& shape, const Tensor& 
                      const Tensor* axes_tensor) {
   PadParams params;
   std::string mode = attrs.get_string("mode", "constant");
-  if (mode == "constant") params.mode = PadMode::Constant;
-  else if (mode == "reflect") params.mode = PadMode::Reflect;
-  else if (mode == "edge") params.mode = PadMode::Edge;
-  else if (mode == "wrap") params.mode = PadMode::Wrap;
-  else ORCHID_FAIL() << "unknown pad mode '" << mode << "' (expected constant, reflect, edge or wrap)";
+  if (mode == "constant")
+    params.mode = PadMode::Constant;
+  else if (mode == "reflect")
+    params.mode = PadMode::Reflect;
+  else if (mode == "edge")
+    params.mode = PadMode::Edge;
+  else if (mode == "wrap")
+    params.mode = PadMode::Wrap;
+  else
+    ORCHID_FAIL() << "unknown pad mode '" << mode << "' (expected constant, reflect, edge or wrap)";
   int64_t rank = int64_t(shape.size());
   std::vector<int64_t> axes;
   if (axes_tensor) {
@@ -390,7 +397,9 @@ std::vector<TensorType> infer_pad(const InferContext& ctx) {
     require_integer_input(ctx.input(3), 3, "axes");
     axes = &ctx.require_value(3, "axes");
   }
-  if (ctx.has_input(2)) require_same_dtype(in, 0, ctx.input(2), 2);
+  // constant_value normally has the data's dtype; the importer's rewrite of
+  // opset < 11 Pad passes a float32 scalar, which eval casts.
+  if (ctx.has_input(2) && ctx.input(2).numel() > 1) ORCHID_FAIL() << "constant_value must be a scalar";
   PadParams params = pad_params(ctx.attrs(), in.shape, ctx.require_value(1, "pads"), axes);
   Shape out = in.shape;
   for (size_t d = 0; d < out.size(); ++d) {
@@ -413,9 +422,12 @@ int64_t pad_source(PadMode mode, int64_t o, int64_t dim, int64_t begin, int64_t 
   int64_t c = o - std::max<int64_t>(0, begin);
   if (c >= 0 && c < length) return lo + c;
   switch (mode) {
-    case PadMode::Constant: return -1;
-    case PadMode::Edge: return lo + std::clamp<int64_t>(c, 0, length - 1);
-    case PadMode::Wrap: return lo + ((c % length) + length) % length;
+    case PadMode::Constant:
+      return -1;
+    case PadMode::Edge:
+      return lo + std::clamp<int64_t>(c, 0, length - 1);
+    case PadMode::Wrap:
+      return lo + ((c % length) + length) % length;
     case PadMode::Reflect: {
       if (length == 1) return lo;
       int64_t period = 2 * (length - 1);
@@ -428,18 +440,23 @@ int64_t pad_source(PadMode mode, int64_t o, int64_t dim, int64_t begin, int64_t 
 
 std::vector<Tensor> eval_pad(const EvalContext& ctx) {
   const Tensor& x = ctx.input(0);
-  PadParams params = pad_params(ctx.attrs(), x.shape(), ctx.input(1), ctx.has_input(3) ? ctx.inputs[3] : nullptr);
-  const Tensor* fill = ctx.has_input(2) && ctx.input(2).numel() > 0 ? ctx.inputs[2] : nullptr;
+  PadParams params =
+      pad_params(ctx.attrs(), x.shape(), ctx.input(1), ctx.has_input(3) ? ctx.inputs[3] : nullptr);
+  Tensor fill_value(x.dtype(), {});  // zero unless constant_value is given
+  if (ctx.has_input(2) && ctx.input(2).numel() > 0) fill_value = ctx.input(2).cast(x.dtype());
   std::vector<int64_t> strides = shape_strides(x.shape());
-  return {gather_from(x, ctx.output_types[0], [&](const std::vector<int64_t>& index) {
-    int64_t offset = 0;
-    for (size_t d = 0; d < index.size(); ++d) {
-      int64_t c = pad_source(params.mode, index[d], x.dim(d), params.begin[d], params.end[d]);
-      if (c < 0) return int64_t(-1);
-      offset += c * strides[d];
-    }
-    return offset;
-  }, fill)};
+  return {gather_from(
+      x, ctx.output_types[0],
+      [&](const std::vector<int64_t>& index) {
+        int64_t offset = 0;
+        for (size_t d = 0; d < index.size(); ++d) {
+          int64_t c = pad_source(params.mode, index[d], x.dim(d), params.begin[d], params.end[d]);
+          if (c < 0) return int64_t(-1);
+          offset += c * strides[d];
+        }
+        return offset;
+      },
+      &fill_value)};
 }
 
 // ---------------------------------------------------------------- Tile / Expand
@@ -517,6 +534,8 @@ std::vector<Tensor> eval_depth_to_space(const EvalContext& ctx) {
 
 std::vector<TensorType> infer_space_to_depth(const InferContext& ctx) {
   int64_t b = blocksize_of(ctx);
+  std::string mode = ctx.attrs().get_string("mode", "DCR");
+  if (mode != "DCR" && mode != "CRD") ORCHID_FAIL() << "unknown mode '" << mode << "' (expected DCR or CRD)";
   const Shape& s = ctx.input(0).shape;
   if (s[2] % b != 0 || s[3] % b != 0) {
     ORCHID_FAIL() << "spatial size " << s[2] << "x" << s[3] << " is not divisible by blocksize " << b;
@@ -524,14 +543,17 @@ std::vector<TensorType> infer_space_to_depth(const InferContext& ctx) {
   return one(ctx.input(0).dtype, {s[0], s[1] * b * b, s[2] / b, s[3] / b});
 }
 
-// Output channel (i * b + j) * C + c holds input (n, c, h * b + i, w * b + j).
+// Output channel (i * b + j) * C + c (DCR, the default) or c * b * b + i * b + j
+// (CRD, a later opset's attribute) holds input (n, c, h * b + i, w * b + j).
 std::vector<Tensor> eval_space_to_depth(const EvalContext& ctx) {
   const Tensor& x = ctx.input(0);
   int64_t b = ctx.attrs().require_int("blocksize");
+  bool dcr = ctx.attrs().get_string("mode", "DCR") == "DCR";
   int64_t c_in = x.dim(1);
   std::vector<int64_t> strides = shape_strides(x.shape());
   return {gather_from(x, ctx.output_types[0], [&](const std::vector<int64_t>& o) {
-    int64_t block = o[1] / c_in, c = o[1] % c_in;
+    int64_t block = dcr ? o[1] / c_in : o[1] % (b * b);
+    int64_t c = dcr ? o[1] % c_in : o[1] / (b * b);
     return flat_offset({o[0], c, o[2] * b + block / b, o[3] * b + block % b}, strides);
   })};
 }

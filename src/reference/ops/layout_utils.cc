@@ -16,8 +16,8 @@ void require_integer_input(const TensorType& type, size_t input, const char* nam
 
 void require_index_input(const TensorType& type, size_t input, const char* name) {
   if (type.dtype != DType::Int32 && type.dtype != DType::Int64) {
-    ORCHID_FAIL() << "expected an int32 or int64 tensor for input " << input << " (" << name
-                  << "), got " << dtype_name(type.dtype);
+    ORCHID_FAIL() << "expected an int32 or int64 tensor for input " << input << " (" << name << "), got "
+                  << dtype_name(type.dtype);
   }
 }
 
@@ -40,8 +40,8 @@ const Tensor& require_data_value(const InferContext& ctx, size_t input, const ch
   try {
     return ctx.require_value(input, what);  // a value offered for specialization
   } catch (const Error&) {
-    ORCHID_FAIL() << ctx.node().op << "'s output shape depends on the values of input " << input
-                  << " (" << what << "), which are not known when the model is loaded; Orchid "
+    ORCHID_FAIL() << ctx.node().op << "'s output shape depends on the values of input " << input << " ("
+                  << what << "), which are not known when the model is loaded; Orchid "
                   << "compiles static shapes only and cannot compile this node";
   }
 }
@@ -63,23 +63,35 @@ T reduce_pair(T a, T b, ScatterReduction reduction) {
     return T(reduce_pair<float>(float(a), float(b), reduction));
   } else if constexpr (std::is_same_v<T, bool>) {
     switch (reduction) {
-      case ScatterReduction::None: return b;
-      case ScatterReduction::Add: case ScatterReduction::Max: return a || b;
-      case ScatterReduction::Mul: case ScatterReduction::Min: return a && b;
+      case ScatterReduction::None:
+        return b;
+      case ScatterReduction::Add:
+      case ScatterReduction::Max:
+        return a || b;
+      case ScatterReduction::Mul:
+      case ScatterReduction::Min:
+        return a && b;
     }
     return b;
   } else {
     switch (reduction) {
-      case ScatterReduction::None: return b;
+      case ScatterReduction::None:
+        return b;
       case ScatterReduction::Add:
         // Integers wrap around (through uint64, well defined) instead of overflowing.
-        if constexpr (std::is_integral_v<T>) return T(uint64_t(a) + uint64_t(b));
-        else return a + b;
+        if constexpr (std::is_integral_v<T>)
+          return T(uint64_t(a) + uint64_t(b));
+        else
+          return a + b;
       case ScatterReduction::Mul:
-        if constexpr (std::is_integral_v<T>) return T(uint64_t(a) * uint64_t(b));
-        else return a * b;
-      case ScatterReduction::Max: return std::max(a, b);
-      case ScatterReduction::Min: return std::min(a, b);
+        if constexpr (std::is_integral_v<T>)
+          return T(uint64_t(a) * uint64_t(b));
+        else
+          return a * b;
+      case ScatterReduction::Max:
+        return std::max(a, b);
+      case ScatterReduction::Min:
+        return std::min(a, b);
     }
     return b;
   }

@@ -16,5 +16,10 @@ void register_layout_ops(OpRegistry& registry);        // Reshape, Transpose, Sq
 void register_index_ops(OpRegistry& registry);         // Gather, GatherElements, GatherND, ScatterElements, ScatterND, OneHot, NonZero, Trilu, Compress
 void register_resize_ops(OpRegistry& registry);        // Resize (and Upsample, canonicalized to Resize by the importer)
 void register_misc_ops(OpRegistry& registry);          // Identity, Dropout, Shape, Size, Constant, ConstantOfShape, Range, EyeLike
+void register_loss_ops(OpRegistry& registry);          // NegativeLogLikelihoodLoss, SoftmaxCrossEntropyLoss
+void register_recurrent_ops(OpRegistry& registry);     // RNN, GRU, LSTM
+void register_quantize_ops(OpRegistry& registry);      // QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear, QLinearMatMul, QLinearConv
+void register_signal_ops(OpRegistry& registry);        // DFT, STFT, Hann/Hamming/BlackmanWindow, MelWeightMatrix, Det
+void register_detection_ops(OpRegistry& registry);     // NonMaxSuppression, GridSample, RoiAlign
 
 }  // namespace orchid::reference

@@ -5,6 +5,7 @@
 // dilations) is shared with Conv in conv_utils.h.
 #include <cmath>
 #include <limits>
+#include <variant>
 
 #include "reference/ops/conv_utils.h"
 #include "reference/ops/op_utils.h"
@@ -170,8 +171,18 @@ std::vector<Tensor> eval_average_pool(const EvalContext& ctx) {
 double lp_term(double v, int64_t p) { return p == 2 ? v * v : p == 1 ? std::abs(v) : std::pow(std::abs(v), double(p)); }
 double lp_root(double sum, int64_t p) { return p == 2 ? std::sqrt(sum) : p == 1 ? sum : std::pow(sum, 1.0 / double(p)); }
 
+// p is an int since opset 2; LpPool-1 / GlobalLpPool-1 had a float p, which
+// is accepted when it is a whole number.
 int64_t lp_order(const Attributes& attrs) {
-  int64_t p = attrs.get_int("p", 2);
+  int64_t p = 2;
+  auto it = attrs.all().find("p");
+  if (it != attrs.all().end() && std::holds_alternative<double>(it->second)) {
+    double fp = std::get<double>(it->second);
+    if (fp != std::floor(fp)) ORCHID_FAIL() << "attribute p must be a whole number, got " << fp;
+    p = int64_t(fp);
+  } else {
+    p = attrs.get_int("p", 2);
+  }
   if (p < 1) ORCHID_FAIL() << "attribute p must be >= 1, got " << p;
   return p;
 }
@@ -216,7 +227,7 @@ std::vector<Tensor> eval_global_pool(const EvalContext& ctx) {
   int64_t size = planes == 0 ? 0 : xt.numel() / planes;
   int64_t p = kKind == GlobalKind::Lp ? lp_order(ctx.attrs()) : 2;
   std::vector<double> x = to_acc<double>(xt);
-  std::vector<double> y(size_t(planes));
+  std::vector<double> y(static_cast<size_t>(planes));
   for (int64_t plane = 0; plane < planes; ++plane) {
     const double* xp = x.data() + plane * size;
     double acc = kKind == GlobalKind::Max ? -std::numeric_limits<double>::infinity() : 0.0;
@@ -296,10 +307,30 @@ std::vector<Tensor> eval_max_roi_pool(const EvalContext& ctx) {
 }
 
 // ---------------------------------------------------------------------------
-// MaxUnpool: scatters X to the flat positions (over the whole output) given
-// by I, e.g. MaxPool's Indices; zeros elsewhere. The output shape is the
-// optional output_shape input, else (in - 1) * stride + kernel - pads.
+// MaxUnpool: scatters X to the flat positions given by I (e.g. MaxPool's
+// Indices), zeros elsewhere. The positions index the inferred output
+// [N, C, (in - 1) * stride + kernel - pad_begin - pad_end, ...]; an
+// output_shape input, which must be at least that large, then pads the result
+// with zeros at the end of each dimension (ONNX reference and ONNX Runtime
+// behaviour, checked by the node test maxunpool_export_with_output_shape).
 // ---------------------------------------------------------------------------
+
+Shape unpool_inferred_shape(const Attributes& attrs, const Shape& x) {
+  size_t n = x.size() - 2;
+  Shape kernel = attrs.require_ints("kernel_shape");
+  std::vector<int64_t> strides = attrs.get_ints("strides", std::vector<int64_t>(n, 1));
+  std::vector<int64_t> pads = attrs.get_ints("pads", std::vector<int64_t>(2 * n, 0));
+  if (kernel.size() != n || strides.size() != n || pads.size() != 2 * n) {
+    ORCHID_FAIL() << "attributes kernel_shape/strides/pads must have " << n << "/" << n << "/" << 2 * n
+                  << " entries";
+  }
+  Shape out = {x[0], x[1]};
+  for (size_t i = 0; i < n; ++i) {
+    out.push_back((x[i + 2] - 1) * strides[i] + kernel[i] - pads[i] - pads[n + i]);
+    if (out.back() < 1) ORCHID_FAIL() << "the output size in spatial dimension " << i << " would be " << out.back();
+  }
+  return out;
+}
 
 std::vector<TensorType> infer_max_unpool(const InferContext& ctx) {
   const TensorType& x = ctx.input(0);
@@ -309,34 +340,38 @@ std::vector<TensorType> infer_max_unpool(const InferContext& ctx) {
     ORCHID_FAIL() << "indices I of shape " << shape_to_string(ctx.input(1).shape)
                   << " differ from X's shape " << shape_to_string(x.shape);
   }
-  if (ctx.has_input(2)) {
-    Shape out = ctx.require_value(2, "output_shape").to_i64_vector();
-    if (out.size() != x.rank()) {
-      ORCHID_FAIL() << "output_shape " << shape_to_string(out) << " must have rank " << x.rank();
-    }
-    return one(x.dtype, out);
+  Shape inferred = unpool_inferred_shape(ctx.attrs(), x.shape);
+  if (!ctx.has_input(2)) return one(x.dtype, inferred);
+  Shape out = ctx.require_value(2, "output_shape").to_i64_vector();
+  bool ok = out.size() == x.rank() && out[0] == x.shape[0] && out[1] == x.shape[1];
+  for (size_t i = 2; ok && i < out.size(); ++i) ok = out[i] >= inferred[i];
+  if (!ok) {
+    ORCHID_FAIL() << "output_shape " << shape_to_string(out) << " must keep N and C and be at least "
+                  << shape_to_string(inferred);
   }
-  size_t n = x.rank() - 2;
-  Shape kernel = ctx.attrs().require_ints("kernel_shape");
-  if (kernel.size() != n) ORCHID_FAIL() << "attribute kernel_shape must have " << n << " entries";
-  std::vector<int64_t> strides = ctx.attrs().get_ints("strides", std::vector<int64_t>(n, 1));
-  std::vector<int64_t> pads = ctx.attrs().get_ints("pads", std::vector<int64_t>(2 * n, 0));
-  if (strides.size() != n || pads.size() != 2 * n) ORCHID_FAIL() << "attributes strides/pads have the wrong size";
-  Shape out = {x.shape[0], x.shape[1]};
-  for (size_t i = 0; i < n; ++i) out.push_back((x.shape[i + 2] - 1) * strides[i] + kernel[i] - pads[i] - pads[n + i]);
   return one(x.dtype, out);
 }
 
 std::vector<Tensor> eval_max_unpool(const EvalContext& ctx) {
   std::vector<double> x = to_acc<double>(ctx.input(0));
   std::vector<int64_t> indices = ctx.input(1).to_i64_vector();
-  std::vector<double> y(size_t(shape_numel(ctx.output_types[0].shape)), 0.0);
+  Shape inferred = unpool_inferred_shape(ctx.attrs(), ctx.input(0).shape());
+  std::vector<double> scattered(size_t(shape_numel(inferred)), 0.0);
   for (size_t i = 0; i < x.size(); ++i) {
-    if (indices[i] < 0 || indices[i] >= int64_t(y.size())) {
-      ORCHID_FAIL() << "index " << indices[i] << " is outside the output of " << y.size() << " elements";
+    if (indices[i] < 0 || indices[i] >= int64_t(scattered.size())) {
+      ORCHID_FAIL() << "index " << indices[i] << " is outside the output of " << scattered.size() << " elements";
     }
-    y[size_t(indices[i])] = x[i];
+    scattered[size_t(indices[i])] = x[i];
   }
+  const Shape& out = ctx.output_types[0].shape;
+  std::vector<double> y(size_t(shape_numel(out)), 0.0);
+  std::vector<int64_t> out_strides = shape_strides(out);
+  int64_t flat = 0;
+  for_each_index(inferred, [&](const std::vector<int64_t>& idx) {
+    int64_t o = 0;
+    for (size_t d = 0; d < idx.size(); ++d) o += idx[d] * out_strides[d];
+    y[size_t(o)] = scattered[size_t(flat++)];
+  });
   return {from_acc(y, ctx.output_types[0])};
 }
 

@@ -37,20 +37,26 @@ struct ResizeAttrs {
 ResizeAttrs parse_attrs(const Attributes& attrs) {
   ResizeAttrs a;
   std::string mode = attrs.get_string("mode", "nearest");
-  if (mode == "nearest") a.mode = Mode::Nearest;
-  else if (mode == "linear") a.mode = Mode::Linear;
-  else if (mode == "cubic") a.mode = Mode::Cubic;
-  else ORCHID_FAIL() << "unknown mode '" << mode << "' (expected nearest, linear or cubic)";
+  if (mode == "nearest")
+    a.mode = Mode::Nearest;
+  else if (mode == "linear")
+    a.mode = Mode::Linear;
+  else if (mode == "cubic")
+    a.mode = Mode::Cubic;
+  else
+    ORCHID_FAIL() << "unknown mode '" << mode << "' (expected nearest, linear or cubic)";
   a.coordinate_mode = attrs.get_string("coordinate_transformation_mode", "half_pixel");
   static const std::set<std::string> coordinate_modes = {
-      "half_pixel", "half_pixel_symmetric", "pytorch_half_pixel", "align_corners",
-      "asymmetric", "tf_crop_and_resize", "tf_half_pixel_for_nn"};
+      "half_pixel", "half_pixel_symmetric", "pytorch_half_pixel",  "align_corners",
+      "asymmetric", "tf_crop_and_resize",   "tf_half_pixel_for_nn"};
   if (!coordinate_modes.count(a.coordinate_mode)) {
     ORCHID_FAIL() << "unknown coordinate_transformation_mode '" << a.coordinate_mode << "'";
   }
   a.nearest_mode = attrs.get_string("nearest_mode", "round_prefer_floor");
-  static const std::set<std::string> nearest_modes = {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"};
-  if (!nearest_modes.count(a.nearest_mode)) ORCHID_FAIL() << "unknown nearest_mode '" << a.nearest_mode << "'";
+  static const std::set<std::string> nearest_modes = {"round_prefer_floor", "round_prefer_ceil", "floor",
+                                                      "ceil"};
+  if (!nearest_modes.count(a.nearest_mode))
+    ORCHID_FAIL() << "unknown nearest_mode '" << a.nearest_mode << "'";
   a.cubic_a = attrs.get_float("cubic_coeff_a", -0.75);
   a.exclude_outside = attrs.get_int("exclude_outside", 0) != 0;
   a.extrapolation = attrs.get_float("extrapolation_value", 0.0);
@@ -75,7 +81,8 @@ ResizePlan plan_resize(const Attributes& attrs, const Shape& in, const Tensor* r
   std::vector<int64_t> axes;
   if (attrs.has("axes")) {
     axes = normalize_axes(attrs.get_ints("axes"), rank);
-    if (std::set<int64_t>(axes.begin(), axes.end()).size() != axes.size()) ORCHID_FAIL() << "axes has duplicates";
+    if (std::set<int64_t>(axes.begin(), axes.end()).size() != axes.size())
+      ORCHID_FAIL() << "axes has duplicates";
   } else {
     for (int64_t i = 0; i < rank; ++i) axes.push_back(i);
   }
@@ -93,7 +100,8 @@ ResizePlan plan_resize(const Attributes& attrs, const Shape& in, const Tensor* r
       plan.roi_end[size_t(axes[i])] = roi->at_f64(int64_t(i + axes.size()));
     }
   }
-  if ((scales == nullptr) == (sizes == nullptr)) ORCHID_FAIL() << "exactly one of scales and sizes must be given";
+  if ((scales == nullptr) == (sizes == nullptr))
+    ORCHID_FAIL() << "exactly one of scales and sizes must be given";
   const Tensor* given = scales ? scales : sizes;
   if (given->numel() != int64_t(axes.size())) {
     ORCHID_FAIL() << (scales ? "scales" : "sizes") << " has " << given->numel() << " values, expected "
@@ -198,17 +206,21 @@ int64_t tap_weights(const ResizeAttrs& a, double ratio, double scale, std::vecto
   };
   if (a.mode == Mode::Nearest) {
     bool ceil_side;
-    if (ratio == 1.0) ceil_side = true;  // x is an integer: the tap at x itself
-    else if (a.nearest_mode == "round_prefer_floor") ceil_side = ratio > 0.5;
-    else if (a.nearest_mode == "round_prefer_ceil") ceil_side = ratio >= 0.5;
-    else ceil_side = a.nearest_mode == "ceil";
+    if (ratio == 1.0)
+      ceil_side = true;  // x is an integer: the tap at x itself
+    else if (a.nearest_mode == "round_prefer_floor")
+      ceil_side = ratio > 0.5;
+    else if (a.nearest_mode == "round_prefer_ceil")
+      ceil_side = ratio >= 0.5;
+    else
+      ceil_side = a.nearest_mode == "ceil";
     w = {ceil_side ? 0.0 : 1.0, ceil_side ? 1.0 : 0.0};
     return 0;
   }
   if (a.antialias && scale < 1.0) {
     // Widened kernel, evaluated at scale * distance, normalized.
-    int64_t start = a.mode == Mode::Linear ? int64_t(std::floor(-1 / scale) + 1)
-                                           : int64_t(std::floor(-2 / scale) + 1);
+    int64_t start =
+        a.mode == Mode::Linear ? int64_t(std::floor(-1 / scale) + 1) : int64_t(std::floor(-2 / scale) + 1);
     double sum = 0;
     for (int64_t i = start; i < 2 - start; ++i) {
       double t = scale * (double(i) - ratio);
@@ -262,16 +274,17 @@ Taps axis_taps(const ResizeAttrs& a, int64_t x, int64_t in, int64_t out, double 
 std::vector<Tensor> eval_resize(const EvalContext& ctx) {
   const Tensor& x = ctx.input(0);
   ResizeAttrs a = parse_attrs(ctx.attrs());
-  ResizePlan plan = plan_resize(ctx.attrs(), x.shape(), ctx.has_input(1) ? ctx.inputs[1] : nullptr,
-                                ctx.has_input(2) ? ctx.inputs[2] : nullptr,
-                                ctx.has_input(3) ? ctx.inputs[3] : nullptr);
+  ResizePlan plan =
+      plan_resize(ctx.attrs(), x.shape(), ctx.has_input(1) ? ctx.inputs[1] : nullptr,
+                  ctx.has_input(2) ? ctx.inputs[2] : nullptr, ctx.has_input(3) ? ctx.inputs[3] : nullptr);
   const TensorType& type = ctx.output_types[0];
   size_t rank = x.rank();
   // taps[d][o]: how output coordinate o along axis d reads the input.
   std::vector<std::vector<Taps>> taps(rank);
   for (size_t d = 0; d < rank; ++d) {
     for (int64_t o = 0; o < type.shape[d]; ++o) {
-      taps[d].push_back(axis_taps(a, o, x.dim(d), type.shape[d], plan.scales[d], plan.roi_start[d], plan.roi_end[d]));
+      taps[d].push_back(
+          axis_taps(a, o, x.dim(d), type.shape[d], plan.scales[d], plan.roi_start[d], plan.roi_end[d]));
     }
   }
   std::vector<int64_t> strides = shape_strides(x.shape());

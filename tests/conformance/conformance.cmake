@@ -1,0 +1,41 @@
+# ONNX backend conformance suite: every test folder of the ONNX test data
+# (node, pytorch-converted, pytorch-operator, simple) through `orchid check`.
+# Fails if a test of tests/conformance/expected_pass.txt no longer passes;
+# writes docs/conformance.md (pass / fail / unsupported / error per test and
+# per operator) in the source tree. Skipped (exit 77) where the test data
+# (Debian's libonnx-testdata) is not installed.
+#
+# The runner needs the `onnx` Python package to list each model's operators:
+# Debian's python3-onnx under /usr/bin/python3 by default; override with
+# -DORCHID_CONFORMANCE_PYTHON=/path/to/python.
+
+find_program(ORCHID_CONFORMANCE_PYTHON NAMES python3 PATHS /usr/bin NO_DEFAULT_PATH
+             DOC "Python 3 with the onnx package, for the conformance suite")
+if(NOT ORCHID_CONFORMANCE_PYTHON)
+  find_package(Python3 COMPONENTS Interpreter)
+  if(Python3_Interpreter_FOUND)
+    set(ORCHID_CONFORMANCE_PYTHON ${Python3_EXECUTABLE} CACHE FILEPATH
+        "Python 3 with the onnx package, for the conformance suite" FORCE)
+  endif()
+endif()
+set(ORCHID_CONFORMANCE_DATA /usr/share/libonnx-testdata/data CACHE PATH
+    "ONNX backend test data (node/, pytorch-converted/, ...)")
+
+if(ORCHID_CONFORMANCE_PYTHON)
+  add_test(NAME conformance
+    COMMAND ${ORCHID_CONFORMANCE_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/run_conformance.py
+      --orchid $<TARGET_FILE:orchid>
+      --data-dir ${ORCHID_CONFORMANCE_DATA}
+      --check-expected
+      --report ${PROJECT_SOURCE_DIR}/docs/conformance.md
+    WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
+  # Uses every core (--jobs defaults to nproc); a few seconds on 2 cores today,
+  # the timeout leaves room for slow reference kernels and sanitizer builds.
+  set_tests_properties(conformance PROPERTIES
+    TIMEOUT 1800
+    RUN_SERIAL TRUE
+    SKIP_RETURN_CODE 77
+    LABELS conformance)
+else()
+  message(STATUS "conformance suite disabled: no python3 found")
+endif()
