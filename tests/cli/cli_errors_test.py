@@ -3,7 +3,7 @@
 print one message that starts with `orchid: error:` and names the file / node /
 operator and what was expected. Never an internal error, abort or crash.
 
-Usage: cli_errors_test.py ORCHID_BINARY
+Usage: cli_errors_test.py ORCHID_BINARY     (VERBOSE=1 prints every message)
 The bad models and tensor files are built here, in a temporary folder, with
 the onnx Python package.
 """
@@ -59,6 +59,8 @@ def expect_error(case, args, *fragments):
             problems.append(f"message lacks '{fragment}'")
     status = "ok  " if not problems else "FAIL"
     print(f"{status} {case}")
+    if os.environ.get("VERBOSE"):
+        print("     " + err.strip().replace("\n", "\n     "))
     if problems:
         print("     command: " + " ".join([ORCHID] + args))
         print("     problems: " + "; ".join(problems))
@@ -81,7 +83,7 @@ def conv_model(d):
 def file_cases(d):
     relu = relu_model(d)
     expect_error("missing model file", ["run", os.path.join(d, "missing.onnx")], "missing.onnx", "no such file")
-    expect_error("model path is a folder", ["run", d], d, "no such file")
+    expect_error("model path is a folder", ["run", d], d, "is a folder")
     empty = os.path.join(d, "empty.onnx")
     open(empty, "wb").close()
     expect_error("empty model file", ["run", empty], "empty.onnx", "no graph")
@@ -96,7 +98,10 @@ def file_cases(d):
     with open(random_bytes, "wb") as f:
         f.write(rng.integers(0, 256, 4096, dtype=np.uint8).tobytes())
     expect_error("random bytes", ["run", random_bytes], "random.onnx")
-    expect_error("random bytes (check)", ["check", random_bytes, "--test-dir", d], "random.onnx")
+    test_dir = os.path.join(d, "test_dir")
+    os.makedirs(os.path.join(test_dir, "test_data_set_0"))
+    save_tensor(os.path.join(test_dir, "test_data_set_0", "input_0.pb"), np.ones((2, 3), np.float32))
+    expect_error("random bytes (check)", ["check", random_bytes, "--test-dir", test_dir], "random.onnx")
     return relu
 
 
@@ -140,7 +145,7 @@ def initializer_cases(d):
                  "need 24")
 
     def external(name, location):
-        t = helper.make_tensor("w", TensorProto.FLOAT, [2, 3], vals=[])
+        t = TensorProto(name="w", data_type=TensorProto.FLOAT, dims=[2, 3])
         t.data_location = TensorProto.EXTERNAL
         entry = t.external_data.add()
         entry.key, entry.value = "location", location

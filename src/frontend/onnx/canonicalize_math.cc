@@ -43,6 +43,12 @@ void add_math_rules(RuleTable& table) {
     shape[0] = slope.type.shape[0];
     set_constant_input(node, 1, slope.constant->reshaped(shape), ctx);
   });
+  // DFT from opset 20 takes the axis as input 2, default -2; before, an
+  // attribute with default 1. The implementation reads input 2 when present.
+  table.add("DFT", [](Node& node, const CanonicalizeContext& ctx) {
+    bool has_axis_input = node.inputs.size() > 2 && node.inputs[2] != kNoValue;
+    if (ctx.opset >= 20 && !has_axis_input) set_constant_input(node, 2, Tensor::scalar_i64(-2), ctx);
+  });
   // Opsets before 7 carried attributes that no longer mean anything.
   for (const char* op : {"BatchNormalization", "Add", "Sub", "Mul", "Div", "Relu", "Sum", "Max", "Min"}) {
     table.add(op, [](Node& node, const CanonicalizeContext&) { node.attrs.erase("consumed_inputs"); });

@@ -20,7 +20,7 @@ class RuleTable {
 
 void add_layout_rules(RuleTable& table);  // Reshape, Concat, Squeeze, Unsqueeze, Split, Slice, Pad
 void add_reduce_rules(RuleTable& table);  // ReduceX axes, TopK k
-void add_math_rules(RuleTable& table);    // Clip, Softmax family, Dropout, BatchNormalization, GroupNormalization
+void add_math_rules(RuleTable& table);    // Clip, Softmax family, Dropout, GroupNormalization, PRelu, DFT, legacy attributes
 void add_resize_rules(RuleTable& table);  // Upsample, Resize (opset 10)
 
 }  // namespace orchid::onnx_frontend

@@ -218,8 +218,18 @@ class GraphBuilder {
     return node;
   }
 
+  // Canonicalization rules read a node's first (data) input freely, so its
+  // absence is reported before they run.
+  void require_first_input(const Node& node) {
+    const auto* schema = reference::OpRegistry::global().find(node.domain, canonical_op_name(node.op));
+    if (schema && schema->min_inputs > 0 && (node.inputs.empty() || node.inputs[0] == kNoValue)) {
+      ORCHID_FAIL() << file_ << ": " << node.describe() << ": input 0 is required but missing";
+    }
+  }
+
   void add_node(const onnx::NodeProto& proto, int index) {
     Node node = convert_node(proto, index);
+    require_first_input(node);
     ConstantMaker maker = [this](const std::string& hint, Tensor value) {
       return make_constant(hint, std::move(value));
     };
@@ -352,6 +362,7 @@ namespace {
 
 std::string read_model_file(const std::string& path) {
   std::error_code ec;
+  if (fs::is_directory(path, ec)) ORCHID_FAIL() << path << ": is a folder, not a model file";
   if (!fs::is_regular_file(path, ec)) ORCHID_FAIL() << path << ": no such file";
   std::ifstream file(path, std::ios::binary);
   if (!file) ORCHID_FAIL() << path << ": cannot open the file";

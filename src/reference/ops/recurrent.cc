@@ -112,9 +112,10 @@ Config parse_config(const Attributes& attrs, Cell cell, const TensorType& r_type
     names = cell == Cell::Rnn   ? std::vector<std::string>{"tanh"}
             : cell == Cell::Gru ? std::vector<std::string>{"sigmoid", "tanh"}
                                 : std::vector<std::string>{"sigmoid", "tanh", "tanh"};
-    if (cfg.dirs == 2) names.insert(names.end(), names.begin(), names.end());
-  } else if (names.size() == per_dir && cfg.dirs == 2) {
-    names.insert(names.end(), names.begin(), names.end());
+  }
+  if (names.size() == per_dir && cfg.dirs == 2) {
+    std::vector<std::string> forward = names;  // the same functions for both directions
+    names.insert(names.end(), forward.begin(), forward.end());
   } else if (names.size() != per_dir * size_t(cfg.dirs)) {
     ORCHID_FAIL() << "attribute 'activations' must list " << per_dir * size_t(cfg.dirs) << " functions, got "
                   << names.size();

@@ -405,6 +405,18 @@ TEST(ImporterErrors, AddOfIncompatibleShapes) {
   EXPECT_MESSAGE(message, "bad.onnx", "node 'adder' (Add)");
 }
 
+// Canonicalization (opset-10 Resize to opset 18) must not read a data input
+// that is not there.
+TEST(ImporterErrors, MissingDataInput) {
+  auto model = make_model({{"x", {2}}}, {"y"});
+  model.mutable_opset_import(0)->set_version(10);
+  add_node(model, "Resize", "resize", {}, {"y"});
+  EXPECT_MESSAGE(import_error(model), "bad.onnx", "node 'resize' (Resize)", "input 0 is required but missing");
+  add_node(model, "Upsample", "up", {"", "x"}, {"z"});
+  model.mutable_graph()->mutable_node()->DeleteSubrange(0, 1);
+  EXPECT_MESSAGE(import_error(model), "bad.onnx", "node 'up' (Upsample)", "input 0 is required but missing");
+}
+
 TEST(ImporterErrors, TooManyOutputs) {
   auto model = make_model({{"x", {2}}}, {"y"});
   add_node(model, "Relu", "relu", {"x"}, {"y", "extra"});
