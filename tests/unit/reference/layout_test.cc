@@ -5,55 +5,28 @@
 #include "reference/op_registry.h"
 #include "support/error.h"
 
+#include "op_test_util.h"
+
 namespace orchid::reference {
 namespace {
 
-using V = std::vector<double>;
-
-Node layout_node(const std::string& op) {
-  Node node;
-  node.op = op;
-  node.name = "l";
-  return node;
-}
-
-// 0, 1, 2, ... in the given shape.
-Tensor iota(DType dtype, Shape shape) {
-  Tensor t(dtype, shape);
-  for (int64_t i = 0; i < t.numel(); ++i) t.set_f64(i, double(i));
-  return t;
-}
-
-std::vector<double> v(const Tensor& t) { return t.to_f64_vector(); }
-
-Tensor eval1(const Node& node, const std::vector<const Tensor*>& inputs) {
-  return evaluate_node(node, inputs).at(0);
-}
-
-std::string error_of(const Node& node, const std::vector<const Tensor*>& inputs) {
-  try {
-    evaluate_node(node, inputs);
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
+using namespace testing;
 
 TEST(LayoutOps, Reshape) {
   Tensor x = iota(DType::Float32, {2, 3, 4});
   Tensor shape = Tensor::vector_i64({0, -1, 2});
-  Tensor y = eval1(layout_node("Reshape"), {&x, &shape});
+  Tensor y = eval1(make_node("Reshape"), {&x, &shape});
   EXPECT_EQ(y.shape(), (Shape{2, 6, 2}));
   EXPECT_EQ(y.at_f64(23), 23);
-  Node allowzero = layout_node("Reshape");
+  Node allowzero = make_node("Reshape");
   allowzero.attrs.set("allowzero", int64_t(1));
   Tensor empty(DType::Float32, {0, 3});
   Tensor zero_shape = Tensor::vector_i64({3, 0});
   EXPECT_EQ(eval1(allowzero, {&empty, &zero_shape}).shape(), (Shape{3, 0}));
   Tensor bad = Tensor::vector_i64({5, -1});
-  EXPECT_NE(error_of(layout_node("Reshape"), {&x, &bad}).find("cannot reshape"), std::string::npos);
+  EXPECT_NE(error_of(make_node("Reshape"), {&x, &bad}).find("cannot reshape"), std::string::npos);
   Tensor two_inferred = Tensor::vector_i64({-1, -1});
-  EXPECT_NE(error_of(layout_node("Reshape"), {&x, &two_inferred}).find("more than one -1"),
+  EXPECT_NE(error_of(make_node("Reshape"), {&x, &two_inferred}).find("more than one -1"),
             std::string::npos);
 }
 
@@ -61,7 +34,7 @@ TEST(LayoutOps, ReshapeNeedsAConstantShape) {
   TensorType x{DType::Float32, {2, 3}};
   TensorType shape{DType::Int64, {1}};
   try {
-    infer_node(layout_node("Reshape"), {&x, &shape}, {nullptr, nullptr});
+    infer_node(make_node("Reshape"), {&x, &shape}, {nullptr, nullptr});
     FAIL() << "no error";
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("(shape) must be known"), std::string::npos) << e.what();
@@ -70,11 +43,11 @@ TEST(LayoutOps, ReshapeNeedsAConstantShape) {
 
 TEST(LayoutOps, Transpose) {
   Tensor x = iota(DType::Int32, {2, 3});
-  Tensor y = eval1(layout_node("Transpose"), {&x});  // default: reversed axes
+  Tensor y = eval1(make_node("Transpose"), {&x});  // default: reversed axes
   EXPECT_EQ(y.shape(), (Shape{3, 2}));
-  EXPECT_EQ(v(y), (V{0, 3, 1, 4, 2, 5}));
+  EXPECT_EQ(values_of(y), (V{0, 3, 1, 4, 2, 5}));
   Tensor z = iota(DType::Float16, {2, 3, 4});
-  Node node = layout_node("Transpose");
+  Node node = make_node("Transpose");
   node.attrs.set("perm", std::vector<int64_t>{1, 2, 0});
   Tensor t = eval1(node, {&z});
   EXPECT_EQ(t.shape(), (Shape{3, 4, 2}));
@@ -85,15 +58,15 @@ TEST(LayoutOps, Transpose) {
 
 TEST(LayoutOps, SqueezeUnsqueezeFlatten) {
   Tensor x = iota(DType::Float32, {1, 3, 1, 2});
-  EXPECT_EQ(eval1(layout_node("Squeeze"), {&x}).shape(), (Shape{3, 2}));
+  EXPECT_EQ(eval1(make_node("Squeeze"), {&x}).shape(), (Shape{3, 2}));
   Tensor axes = Tensor::vector_i64({-2});
-  EXPECT_EQ(eval1(layout_node("Squeeze"), {&x, &axes}).shape(), (Shape{1, 3, 2}));
+  EXPECT_EQ(eval1(make_node("Squeeze"), {&x, &axes}).shape(), (Shape{1, 3, 2}));
   Tensor bad = Tensor::vector_i64({1});
-  EXPECT_NE(error_of(layout_node("Squeeze"), {&x, &bad}).find("cannot squeeze"), std::string::npos);
+  EXPECT_NE(error_of(make_node("Squeeze"), {&x, &bad}).find("cannot squeeze"), std::string::npos);
   Tensor y = iota(DType::Float32, {3, 4});
   Tensor un_axes = Tensor::vector_i64({3, 0});
-  EXPECT_EQ(eval1(layout_node("Unsqueeze"), {&y, &un_axes}).shape(), (Shape{1, 3, 4, 1}));
-  Node flatten = layout_node("Flatten");
+  EXPECT_EQ(eval1(make_node("Unsqueeze"), {&y, &un_axes}).shape(), (Shape{1, 3, 4, 1}));
+  Node flatten = make_node("Flatten");
   EXPECT_EQ(eval1(flatten, {&x}).shape(), (Shape{1, 6}));
   flatten.attrs.set("axis", int64_t(0));
   EXPECT_EQ(eval1(flatten, {&x}).shape(), (Shape{1, 6}));
@@ -105,33 +78,33 @@ TEST(LayoutOps, Concat) {
   Tensor a = iota(DType::Int64, {2, 1});
   Tensor b = iota(DType::Int64, {2, 2});
   Tensor empty(DType::Int64, {2, 0});
-  Node node = layout_node("Concat");
+  Node node = make_node("Concat");
   node.attrs.set("axis", int64_t(-1));
   Tensor y = eval1(node, {&a, &empty, &b});
   EXPECT_EQ(y.shape(), (Shape{2, 3}));
-  EXPECT_EQ(v(y), (V{0, 0, 1, 1, 2, 3}));
+  EXPECT_EQ(values_of(y), (V{0, 0, 1, 1, 2, 3}));
   Tensor c = iota(DType::Int64, {3, 2});
   EXPECT_NE(error_of(node, {&a, &c}).find("incompatible"), std::string::npos);
 }
 
 TEST(LayoutOps, Split) {
   Tensor x = iota(DType::Float32, {7});
-  Node node = layout_node("Split");
+  Node node = make_node("Split");
   node.attrs.set("num_outputs", int64_t(3));  // opset 18: 3, 3, 1
   auto outs = evaluate_node(node, {&x});
   ASSERT_EQ(outs.size(), 3u);
-  EXPECT_EQ(v(outs[2]), (V{6}));
+  EXPECT_EQ(values_of(outs[2]), (V{6}));
   Tensor sizes = Tensor::vector_i64({2, 5});
-  outs = evaluate_node(layout_node("Split"), {&x, &sizes});
+  outs = evaluate_node(make_node("Split"), {&x, &sizes});
   ASSERT_EQ(outs.size(), 2u);
-  EXPECT_EQ(v(outs[1]), (V{2, 3, 4, 5, 6}));
-  Node by_outputs = layout_node("Split");  // opset < 18: the node's output count
+  EXPECT_EQ(values_of(outs[1]), (V{2, 3, 4, 5, 6}));
+  Node by_outputs = make_node("Split");  // opset < 18: the node's output count
   Tensor m = iota(DType::Float32, {2, 4});
   by_outputs.attrs.set("axis", int64_t(1));
   by_outputs.outputs = {0, 1};
   outs = evaluate_node(by_outputs, {&m});
   ASSERT_EQ(outs.size(), 2u);
-  EXPECT_EQ(v(outs[1]), (V{2, 3, 6, 7}));
+  EXPECT_EQ(values_of(outs[1]), (V{2, 3, 6, 7}));
 }
 
 TEST(LayoutOps, Slice) {
@@ -141,14 +114,14 @@ TEST(LayoutOps, Slice) {
   Tensor axes = Tensor::vector_i64({1, 0});
   Tensor steps = Tensor::vector_i64({-2, -1});
   // Axis 1 from 3 down to the start in steps of 2: 3, 1; axis 0 from 2 down to 1.
-  Tensor y = eval1(layout_node("Slice"), {&x, &starts, &ends, &axes, &steps});
+  Tensor y = eval1(make_node("Slice"), {&x, &starts, &ends, &axes, &steps});
   EXPECT_EQ(y.shape(), (Shape{2, 2}));
-  EXPECT_EQ(v(y), (V{11, 9, 7, 5}));
+  EXPECT_EQ(values_of(y), (V{11, 9, 7, 5}));
   Tensor s2 = Tensor::vector_i64({1});
   Tensor e2 = Tensor::vector_i64({1000});
-  EXPECT_EQ(v(eval1(layout_node("Slice"), {&x, &s2, &e2})), (V{4, 5, 6, 7, 8, 9, 10, 11}));
+  EXPECT_EQ(values_of(eval1(make_node("Slice"), {&x, &s2, &e2})), (V{4, 5, 6, 7, 8, 9, 10, 11}));
   Tensor zero = Tensor::vector_i64({0});
-  EXPECT_NE(error_of(layout_node("Slice"), {&x, &s2, &e2, &zero, &zero}).find("step cannot be 0"),
+  EXPECT_NE(error_of(make_node("Slice"), {&x, &s2, &e2, &zero, &zero}).find("step cannot be 0"),
             std::string::npos);
 }
 
@@ -157,9 +130,9 @@ TEST(LayoutOps, PadModes) {
   Tensor pads = Tensor::vector_i64({2, 3});
   Tensor value = Tensor::scalar_f32(9);
   auto pad = [&](const std::string& mode, const std::vector<const Tensor*>& inputs) {
-    Node node = layout_node("Pad");
+    Node node = make_node("Pad");
     node.attrs.set("mode", mode);
-    return v(eval1(node, inputs));
+    return values_of(eval1(node, inputs));
   };
   EXPECT_EQ(pad("constant", {&x, &pads, &value}), (V{9, 9, 0, 1, 2, 9, 9, 9}));
   EXPECT_EQ(pad("constant", {&x, &pads}), (V{0, 0, 0, 1, 2, 0, 0, 0}));
@@ -175,40 +148,40 @@ TEST(LayoutOps, PadAxesAndCastConstant) {
   Tensor pads = Tensor::vector_i64({1, 0});
   Tensor value = Tensor::scalar_f32(7.0f);  // the importer's opset < 11 rewrite passes float32
   Tensor axes = Tensor::vector_i64({-1});
-  Tensor y = eval1(layout_node("Pad"), {&x, &pads, &value, &axes});
+  Tensor y = eval1(make_node("Pad"), {&x, &pads, &value, &axes});
   EXPECT_EQ(y.dtype(), DType::Int32);
-  EXPECT_EQ(v(y), (V{7, 0, 1, 7, 2, 3}));
+  EXPECT_EQ(values_of(y), (V{7, 0, 1, 7, 2, 3}));
 }
 
 TEST(LayoutOps, TileAndExpand) {
   Tensor x = iota(DType::Bool, {1, 2});
   Tensor repeats = Tensor::vector_i64({2, 2});
-  Tensor y = eval1(layout_node("Tile"), {&x, &repeats});
+  Tensor y = eval1(make_node("Tile"), {&x, &repeats});
   EXPECT_EQ(y.shape(), (Shape{2, 4}));
-  EXPECT_EQ(v(y), (V{0, 1, 0, 1, 0, 1, 0, 1}));
+  EXPECT_EQ(values_of(y), (V{0, 1, 0, 1, 0, 1, 0, 1}));
   Tensor z = iota(DType::Float32, {3, 1});
   Tensor shape = Tensor::vector_i64({2, 1, 2});
-  Tensor e = eval1(layout_node("Expand"), {&z, &shape});
+  Tensor e = eval1(make_node("Expand"), {&z, &shape});
   EXPECT_EQ(e.shape(), (Shape{2, 3, 2}));
-  EXPECT_EQ(v(e), (V{0, 0, 1, 1, 2, 2, 0, 0, 1, 1, 2, 2}));
+  EXPECT_EQ(values_of(e), (V{0, 0, 1, 1, 2, 2, 0, 0, 1, 1, 2, 2}));
 }
 
 TEST(LayoutOps, DepthToSpaceRoundTrip) {
   Tensor x = iota(DType::Float32, {1, 8, 2, 3});
   for (const char* mode : {"DCR", "CRD"}) {
-    Node d2s = layout_node("DepthToSpace");
+    Node d2s = make_node("DepthToSpace");
     d2s.attrs.set("blocksize", int64_t(2));
     d2s.attrs.set("mode", std::string(mode));
     Tensor y = eval1(d2s, {&x});
     EXPECT_EQ(y.shape(), (Shape{1, 2, 4, 6}));
-    V first_row = v(y);
+    V first_row = values_of(y);
     first_row.resize(4);
     if (std::string(mode) == "DCR") {
       // y[0,0,0,:] = x[0,0,0,0], x[0,2,0,0], x[0,0,0,1], x[0,2,0,1], ...
       EXPECT_EQ(first_row, (V{0, 12, 1, 13}));
-      Node s2d = layout_node("SpaceToDepth");
+      Node s2d = make_node("SpaceToDepth");
       s2d.attrs.set("blocksize", int64_t(2));
-      EXPECT_EQ(v(eval1(s2d, {&y})), v(x));
+      EXPECT_EQ(values_of(eval1(s2d, {&y})), values_of(x));
     } else {
       EXPECT_EQ(first_row, (V{0, 6, 1, 7}));
     }
@@ -218,7 +191,7 @@ TEST(LayoutOps, DepthToSpaceRoundTrip) {
 TEST(LayoutOps, ReverseSequence) {
   Tensor x = iota(DType::Float32, {3, 2});  // [time, batch]
   Tensor lens = Tensor::vector_i64({3, 2});
-  EXPECT_EQ(v(eval1(layout_node("ReverseSequence"), {&x, &lens})), (V{4, 3, 2, 1, 0, 5}));
+  EXPECT_EQ(values_of(eval1(make_node("ReverseSequence"), {&x, &lens})), (V{4, 3, 2, 1, 0, 5}));
 }
 
 }  // namespace

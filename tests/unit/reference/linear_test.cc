@@ -8,20 +8,12 @@
 #include "reference/ops/op_utils.h"
 #include "support/error.h"
 
+#include "op_test_util.h"
+
 namespace orchid::reference {
 namespace {
 
-Node make_node(const std::string& op, Attributes attrs = {}) {
-  Node node;
-  node.name = "n";
-  node.op = op;
-  node.attrs = std::move(attrs);
-  return node;
-}
-
-Tensor floats(Shape shape, std::vector<double> values) {
-  return Tensor::from_vector(DType::Float32, std::move(shape), values);
-}
+using namespace testing;
 
 // Deterministic pseudo-random values in [-1, 1).
 Tensor random_floats(Shape shape, uint32_t seed) {
@@ -32,10 +24,6 @@ Tensor random_floats(Shape shape, uint32_t seed) {
     t.data<float>()[i] = float(state >> 8) / float(1 << 23) - 1.0f;
   }
   return t;
-}
-
-Tensor eval1(const Node& node, const std::vector<const Tensor*>& inputs) {
-  return evaluate_node(node, inputs).at(0);
 }
 
 void expect_close(const Tensor& actual, const Tensor& expected, double tol = 1e-5) {
@@ -51,18 +39,18 @@ void expect_close(const Tensor& actual, const Tensor& expected, double tol = 1e-
 // ---------------------------------------------------------------------------
 
 TEST(LinearOps, MatMul2D) {
-  Tensor a = floats({2, 3}, {1, 2, 3, 4, 5, 6});
-  Tensor b = floats({3, 2}, {7, 8, 9, 10, 11, 12});
-  expect_close(eval1(make_node("MatMul"), {&a, &b}), floats({2, 2}, {58, 64, 139, 154}));
+  Tensor a = f32({2, 3}, {1, 2, 3, 4, 5, 6});
+  Tensor b = f32({3, 2}, {7, 8, 9, 10, 11, 12});
+  expect_close(eval1(make_node("MatMul"), {&a, &b}), f32({2, 2}, {58, 64, 139, 154}));
 }
 
 TEST(LinearOps, MatMulVectorsAndBroadcast) {
-  Tensor v = floats({3}, {1, 2, 3});
-  Tensor m = floats({3, 2}, {7, 8, 9, 10, 11, 12});
-  expect_close(eval1(make_node("MatMul"), {&v, &m}), floats({2}, {58, 64}));
-  Tensor m2 = floats({2, 3}, {1, 2, 3, 4, 5, 6});
-  expect_close(eval1(make_node("MatMul"), {&m2, &v}), floats({2}, {14, 32}));
-  expect_close(eval1(make_node("MatMul"), {&v, &v}), floats({}, {14}));
+  Tensor v = f32({3}, {1, 2, 3});
+  Tensor m = f32({3, 2}, {7, 8, 9, 10, 11, 12});
+  expect_close(eval1(make_node("MatMul"), {&v, &m}), f32({2}, {58, 64}));
+  Tensor m2 = f32({2, 3}, {1, 2, 3, 4, 5, 6});
+  expect_close(eval1(make_node("MatMul"), {&m2, &v}), f32({2}, {14, 32}));
+  expect_close(eval1(make_node("MatMul"), {&v, &v}), f32({}, {14}));
 
   // [2, 1, 2, 3] x [3, 3, 2] -> [2, 3, 2, 2]; batch (i, j) uses a[i, 0] and b[j].
   Tensor a = random_floats({2, 1, 2, 3}, 1), b = random_floats({3, 3, 2}, 2);
@@ -87,7 +75,7 @@ TEST(LinearOps, MatMulIntegerTypesWrap) {
 }
 
 TEST(LinearOps, MatMulErrors) {
-  Tensor a = floats({2, 3}, {1, 2, 3, 4, 5, 6});
+  Tensor a = f32({2, 3}, {1, 2, 3, 4, 5, 6});
   EXPECT_THROW(eval1(make_node("MatMul"), {&a, &a}), Error);
   Tensor i = Tensor::from_vector(DType::Int8, {3, 2}, std::vector<int>{1, 2, 3, 4, 5, 6});
   EXPECT_THROW(eval1(make_node("MatMul"), {&i, &i}), Error);
@@ -101,13 +89,13 @@ TEST(LinearOps, GemmAllAttributes) {
   attrs.set("transB", int64_t(1));
   attrs.set("alpha", 0.5);
   attrs.set("beta", 2.0);
-  Tensor a = floats({3, 2}, {1, 4, 2, 5, 3, 6});            // A^T = [[1,2,3],[4,5,6]]
-  Tensor b = floats({2, 3}, {7, 9, 11, 8, 10, 12});         // B^T = [[7,8],[9,10],[11,12]]
-  Tensor c = floats({2}, {1, -1});                           // broadcast over rows
-  expect_close(eval1(make_node("Gemm", attrs), {&a, &b, &c}), floats({2, 2}, {31, 30, 71.5, 75}));
+  Tensor a = f32({3, 2}, {1, 4, 2, 5, 3, 6});            // A^T = [[1,2,3],[4,5,6]]
+  Tensor b = f32({2, 3}, {7, 9, 11, 8, 10, 12});         // B^T = [[7,8],[9,10],[11,12]]
+  Tensor c = f32({2}, {1, -1});                           // broadcast over rows
+  expect_close(eval1(make_node("Gemm", attrs), {&a, &b, &c}), f32({2, 2}, {31, 30, 71.5, 75}));
   Tensor y = eval1(make_node("Gemm"), {&b, &a});             // no C: [2,3] x [3,2]
-  expect_close(y, floats({2, 2}, {58, 139, 64, 154}));
-  Tensor bad_c = floats({3}, {1, 2, 3});
+  expect_close(y, f32({2, 2}, {58, 139, 64, 154}));
+  Tensor bad_c = f32({3}, {1, 2, 3});
   EXPECT_THROW(eval1(make_node("Gemm", attrs), {&a, &b, &bad_c}), Error);
 }
 
@@ -174,14 +162,14 @@ Attributes conv_attrs(const ConvCase& cc) {
 }
 
 TEST(LinearOps, ConvHandChecked) {
-  Tensor x = floats({1, 1, 3, 3}, {0, 1, 2, 3, 4, 5, 6, 7, 8});
-  Tensor w = floats({1, 1, 2, 2}, {1, 1, 1, 1});
-  expect_close(eval1(make_node("Conv"), {&x, &w}), floats({1, 1, 2, 2}, {8, 12, 20, 24}));
+  Tensor x = f32({1, 1, 3, 3}, {0, 1, 2, 3, 4, 5, 6, 7, 8});
+  Tensor w = f32({1, 1, 2, 2}, {1, 1, 1, 1});
+  expect_close(eval1(make_node("Conv"), {&x, &w}), f32({1, 1, 2, 2}, {8, 12, 20, 24}));
   Attributes attrs;
   attrs.set("pads", std::vector<int64_t>{1, 1, 1, 1});
   attrs.set("strides", std::vector<int64_t>{2, 2});
-  Tensor b = floats({1}, {10});
-  expect_close(eval1(make_node("Conv", attrs), {&x, &w, &b}), floats({1, 1, 2, 2}, {10, 13, 19, 34}));
+  Tensor b = f32({1}, {10});
+  expect_close(eval1(make_node("Conv", attrs), {&x, &w, &b}), f32({1, 1, 2, 2}, {10, 13, 19, 34}));
 }
 
 TEST(LinearOps, ConvMatchesDirectImplementation) {
@@ -202,7 +190,7 @@ TEST(LinearOps, ConvMatchesDirectImplementation) {
 
 TEST(LinearOps, ConvAutoPadAndKernelShape) {
   Tensor x = random_floats({1, 1, 5, 5}, 3), w = random_floats({1, 1, 3, 3}, 4);
-  Tensor zero = floats({1}, {0});
+  Tensor zero = f32({1}, {0});
   Attributes attrs;
   attrs.set("auto_pad", std::string("SAME_LOWER"));
   attrs.set("strides", std::vector<int64_t>{2, 2});
@@ -271,7 +259,7 @@ TEST(LinearOps, ConvTransposeMatchesDirectImplementation) {
   // out = s * (in - 1) + output_padding + (k - 1) * d + 1 - pads: 2*2+1+3-1 = 7, 3*3+0+3-2 = 10.
   Tensor y = eval1(make_node("ConvTranspose", attrs), {&x, &w});
   expect_close(y, direct_conv_transpose(x, w, {2, 6, 7, 10}, {2, 3}, {1, 2}, {1, 0}, 2));
-  Tensor b = floats({6}, {1, 2, 3, 4, 5, 6});
+  Tensor b = f32({6}, {1, 2, 3, 4, 5, 6});
   Tensor yb = eval1(make_node("ConvTranspose", attrs), {&x, &w, &b});
   EXPECT_NEAR(yb.at_f64(7 * 10 * 5) - y.at_f64(7 * 10 * 5), 6.0, 1e-6);
 }
@@ -279,8 +267,8 @@ TEST(LinearOps, ConvTransposeMatchesDirectImplementation) {
 TEST(LinearOps, ConvTransposeOutputShapeAndAutoPad) {
   // The ONNX node test convtranspose_autopad_same: SAME_UPPER puts the odd
   // padding at the end; output = input * stride.
-  Tensor x = floats({1, 1, 3, 3}, {0, 1, 2, 3, 4, 5, 6, 7, 8});
-  Tensor w = floats({1, 2, 3, 3}, std::vector<double>(18, 1.0));
+  Tensor x = f32({1, 1, 3, 3}, {0, 1, 2, 3, 4, 5, 6, 7, 8});
+  Tensor w = f32({1, 2, 3, 3}, std::vector<double>(18, 1.0));
   Attributes attrs;
   attrs.set("auto_pad", std::string("SAME_UPPER"));
   attrs.set("strides", std::vector<int64_t>{2, 2});
@@ -350,23 +338,23 @@ Tensor einsum(const std::string& equation, const std::vector<const Tensor*>& inp
 }
 
 TEST(LinearOps, EinsumBasics) {
-  Tensor a = floats({2, 3}, {1, 2, 3, 4, 5, 6});
-  Tensor b = floats({3, 2}, {7, 8, 9, 10, 11, 12});
-  expect_close(einsum("ij,jk->ik", {&a, &b}), floats({2, 2}, {58, 64, 139, 154}));
-  expect_close(einsum("ij,jk", {&a, &b}), floats({2, 2}, {58, 64, 139, 154}));  // implicit output
-  expect_close(einsum("ij->ji", {&a}), floats({3, 2}, {1, 4, 2, 5, 3, 6}));
-  expect_close(einsum("ji", {&a}), floats({3, 2}, {1, 4, 2, 5, 3, 6}));  // implicit: sorted labels
-  expect_close(einsum("ij->", {&a}), floats({}, {21}));
-  expect_close(einsum("ij -> i", {&a}), floats({2}, {6, 15}));
-  Tensor v = floats({2}, {1, 2}), u = floats({3}, {1, 10, 100});
-  expect_close(einsum("i,j->ij", {&v, &u}), floats({2, 3}, {1, 10, 100, 2, 20, 200}));
-  expect_close(einsum("i,i", {&v, &v}), floats({}, {5}));
+  Tensor a = f32({2, 3}, {1, 2, 3, 4, 5, 6});
+  Tensor b = f32({3, 2}, {7, 8, 9, 10, 11, 12});
+  expect_close(einsum("ij,jk->ik", {&a, &b}), f32({2, 2}, {58, 64, 139, 154}));
+  expect_close(einsum("ij,jk", {&a, &b}), f32({2, 2}, {58, 64, 139, 154}));  // implicit output
+  expect_close(einsum("ij->ji", {&a}), f32({3, 2}, {1, 4, 2, 5, 3, 6}));
+  expect_close(einsum("ji", {&a}), f32({3, 2}, {1, 4, 2, 5, 3, 6}));  // implicit: sorted labels
+  expect_close(einsum("ij->", {&a}), f32({}, {21}));
+  expect_close(einsum("ij -> i", {&a}), f32({2}, {6, 15}));
+  Tensor v = f32({2}, {1, 2}), u = f32({3}, {1, 10, 100});
+  expect_close(einsum("i,j->ij", {&v, &u}), f32({2, 3}, {1, 10, 100, 2, 20, 200}));
+  expect_close(einsum("i,i", {&v, &v}), f32({}, {5}));
 }
 
 TEST(LinearOps, EinsumDiagonalsAndEllipsis) {
-  Tensor sq = floats({3, 3}, {1, 2, 3, 4, 5, 6, 7, 8, 9});
-  expect_close(einsum("ii", {&sq}), floats({}, {15}));         // trace
-  expect_close(einsum("ii->i", {&sq}), floats({3}, {1, 5, 9}));  // diagonal
+  Tensor sq = f32({3, 3}, {1, 2, 3, 4, 5, 6, 7, 8, 9});
+  expect_close(einsum("ii", {&sq}), f32({}, {15}));         // trace
+  expect_close(einsum("ii->i", {&sq}), f32({3}, {1, 5, 9}));  // diagonal
   Tensor batch = random_floats({2, 3, 3}, 5);
   Tensor diag = einsum("...ii ->...i", {&batch});
   ASSERT_EQ(diag.shape(), (Shape{2, 3}));

@@ -5,19 +5,18 @@
 #include "reference/op_registry.h"
 #include "support/error.h"
 
+#include "op_test_util.h"
+
 namespace orchid::reference {
 namespace {
 
+using namespace testing;
+
+// A loss node with the given reduction attribute.
 Node loss_node(const std::string& op, const std::string& reduction) {
-  Node node;
-  node.op = op;
-  node.name = "loss";
-  node.attrs.set("reduction", reduction);
-  return node;
+  return make_node(op, {{"reduction", reduction}});
 }
 
-Tensor f32(Shape shape, std::vector<float> v) { return Tensor::from_vector(DType::Float32, std::move(shape), v); }
-Tensor i64(Shape shape, std::vector<int64_t> v) { return Tensor::from_vector(DType::Int64, std::move(shape), v); }
 
 TEST(LossOps, NegativeLogLikelihood) {
   // input [N=2, C=3], target [2].

@@ -6,22 +6,12 @@
 #include "reference/op_registry.h"
 #include "support/error.h"
 
+#include "op_test_util.h"
+
 namespace orchid::reference {
 namespace {
 
-Tensor f32(Shape shape, const std::vector<float>& values) { return Tensor::from_vector(DType::Float32, shape, values); }
-
-Node make_node(const std::string& op) {
-  Node node;
-  node.op = op;
-  node.name = op + "_node";
-  return node;
-}
-
-void expect_near(const Tensor& t, const std::vector<double>& expected, double tol = 1e-5) {
-  ASSERT_EQ(t.numel(), int64_t(expected.size()));
-  for (size_t i = 0; i < expected.size(); ++i) EXPECT_NEAR(t.at_f64(int64_t(i)), expected[i], tol) << "element " << i;
-}
+using namespace testing;
 
 TEST(SoftmaxOps, DefaultAxisAndLargeNumbers) {
   Node node = make_node("Softmax");

@@ -5,25 +5,16 @@
 #include "reference/op_registry.h"
 #include "support/error.h"
 
+#include "op_test_util.h"
+
 namespace orchid::reference {
 namespace {
 
-Node pool_node(const std::string& op, std::vector<int64_t> kernel = {}) {
-  Node node;
-  node.name = "p";
-  node.op = op;
-  if (!kernel.empty()) node.attrs.set("kernel_shape", kernel);
-  return node;
-}
+using namespace testing;
 
-Tensor floats(Shape shape, std::vector<double> values) {
-  return Tensor::from_vector(DType::Float32, std::move(shape), values);
-}
-
-Tensor iota(Shape shape) {
-  Tensor t(DType::Float32, shape);
-  for (int64_t i = 0; i < t.numel(); ++i) t.data<float>()[i] = float(i);
-  return t;
+// A pooling node; a non-empty `kernel` becomes its kernel_shape.
+Node pool_node(const std::string& op, const std::vector<int64_t>& kernel = {}) {
+  return kernel.empty() ? make_node(op) : make_node(op, {{"kernel_shape", kernel}});
 }
 
 void expect_values(const Tensor& t, Shape shape, std::vector<double> values) {
@@ -33,7 +24,7 @@ void expect_values(const Tensor& t, Shape shape, std::vector<double> values) {
 }
 
 TEST(PoolOps, MaxPoolWithPadsAndIndices) {
-  Tensor x = iota({1, 2, 3, 3});
+  Tensor x = iota(DType::Float32, {1, 2, 3, 3});
   Node node = pool_node("MaxPool", {2, 2});
   node.attrs.set("pads", std::vector<int64_t>{1, 1, 0, 0});
   node.attrs.set("strides", std::vector<int64_t>{2, 2});
@@ -47,7 +38,7 @@ TEST(PoolOps, MaxPoolWithPadsAndIndices) {
 }
 
 TEST(PoolOps, MaxPoolDilationsCeilModeAndInt) {
-  Tensor x = iota({1, 1, 4, 4});
+  Tensor x = iota(DType::Float32, {1, 1, 4, 4});
   Node node = pool_node("MaxPool", {2, 2});
   node.attrs.set("dilations", std::vector<int64_t>{2, 2});
   expect_values(evaluate_node(node, {&x})[0], {1, 1, 2, 2}, {10, 11, 14, 15});
@@ -58,7 +49,7 @@ TEST(PoolOps, MaxPoolDilationsCeilModeAndInt) {
   expect_values(evaluate_node(ceil, {&x})[0], {1, 1, 2, 2}, {10, 11, 14, 15});
   // A window that would start in the end padding is dropped: 4 + 1 pad, k 2,
   // s 2 gives ceil(3 / 2) + 1 = 3 windows, the last starting at 4.
-  Tensor x4 = iota({1, 1, 1, 4});
+  Tensor x4 = iota(DType::Float32, {1, 1, 1, 4});
   Node drop = pool_node("MaxPool", {1, 2});
   drop.attrs.set("strides", std::vector<int64_t>{1, 2});
   drop.attrs.set("pads", std::vector<int64_t>{0, 0, 0, 1});
@@ -71,7 +62,7 @@ TEST(PoolOps, MaxPoolDilationsCeilModeAndInt) {
 }
 
 TEST(PoolOps, AveragePoolPadding) {
-  Tensor x = iota({1, 1, 3, 3});
+  Tensor x = iota(DType::Float32, {1, 1, 3, 3});
   Node node = pool_node("AveragePool", {2, 2});
   node.attrs.set("pads", std::vector<int64_t>{1, 1, 1, 1});
   node.attrs.set("strides", std::vector<int64_t>{2, 2});
@@ -88,7 +79,7 @@ TEST(PoolOps, AveragePoolPadding) {
 }
 
 TEST(PoolOps, AveragePoolCeilMode1D) {
-  Tensor x = iota({1, 1, 5});
+  Tensor x = iota(DType::Float32, {1, 1, 5});
   Node node = pool_node("AveragePool", {2});
   node.attrs.set("strides", std::vector<int64_t>{2});
   node.attrs.set("ceil_mode", int64_t(1));
@@ -96,12 +87,12 @@ TEST(PoolOps, AveragePoolCeilMode1D) {
 }
 
 TEST(PoolOps, AveragePool3D) {
-  Tensor x = iota({1, 1, 2, 2, 2});
+  Tensor x = iota(DType::Float32, {1, 1, 2, 2, 2});
   expect_values(evaluate_node(pool_node("AveragePool", {2, 2, 2}), {&x})[0], {1, 1, 1, 1, 1}, {3.5});
 }
 
 TEST(PoolOps, LpPool) {
-  Tensor x = floats({1, 1, 2, 2}, {3, -4, 1, 2});
+  Tensor x = f32({1, 1, 2, 2}, {3, -4, 1, 2});
   Node node = pool_node("LpPool", {1, 2});
   expect_values(evaluate_node(node, {&x})[0], {1, 1, 2, 1}, {5, std::sqrt(5.0)});
   node.attrs.set("p", int64_t(1));
@@ -113,7 +104,7 @@ TEST(PoolOps, LpPool) {
 }
 
 TEST(PoolOps, GlobalPools) {
-  Tensor x = floats({1, 2, 2, 2}, {1, 2, 3, 4, -1, -2, -3, -4});
+  Tensor x = f32({1, 2, 2, 2}, {1, 2, 3, 4, -1, -2, -3, -4});
   expect_values(evaluate_node(pool_node("GlobalAveragePool"), {&x})[0], {1, 2, 1, 1}, {2.5, -2.5});
   expect_values(evaluate_node(pool_node("GlobalMaxPool"), {&x})[0], {1, 2, 1, 1}, {4, -1});
   expect_values(evaluate_node(pool_node("GlobalLpPool"), {&x})[0], {1, 2, 1, 1},
@@ -121,7 +112,7 @@ TEST(PoolOps, GlobalPools) {
 }
 
 TEST(PoolOps, MaxUnpoolInvertsMaxPool) {
-  Tensor x = floats({1, 1, 2, 4}, {1, 5, 2, 0, 3, 4, 8, 7});
+  Tensor x = f32({1, 1, 2, 4}, {1, 5, 2, 0, 3, 4, 8, 7});
   Node pool = pool_node("MaxPool", {2, 2});
   pool.attrs.set("strides", std::vector<int64_t>{2, 2});
   std::vector<Tensor> pooled = evaluate_node(pool, {&x});
@@ -137,15 +128,15 @@ TEST(PoolOps, MaxUnpoolInvertsMaxPool) {
 }
 
 TEST(PoolOps, MaxRoiPool) {
-  Tensor x = iota({1, 1, 4, 4});
-  Tensor rois = floats({1, 5}, {0, 0, 0, 3, 3});
+  Tensor x = iota(DType::Float32, {1, 1, 4, 4});
+  Tensor rois = f32({1, 5}, {0, 0, 0, 3, 3});
   Node node = pool_node("MaxRoiPool");
   node.attrs.set("pooled_shape", std::vector<int64_t>{2, 2});
   expect_values(evaluate_node(node, {&x, &rois})[0], {1, 1, 2, 2}, {5, 7, 13, 15});
 }
 
 TEST(PoolOps, Errors) {
-  Tensor x = iota({1, 1, 3, 3});
+  Tensor x = iota(DType::Float32, {1, 1, 3, 3});
   EXPECT_THROW(evaluate_node(pool_node("MaxPool"), {&x}), Error);             // no kernel_shape
   EXPECT_THROW(evaluate_node(pool_node("MaxPool", {2}), {&x}), Error);        // wrong rank
   EXPECT_THROW(evaluate_node(pool_node("AveragePool", {4, 4}), {&x}), Error); // larger than input

@@ -5,19 +5,15 @@
 #include "reference/op_registry.h"
 #include "support/error.h"
 
+#include "op_test_util.h"
+
 namespace orchid::reference {
 namespace {
 
-Node rnn_node(const std::string& op, int64_t hidden) {
-  Node node;
-  node.op = op;
-  node.name = "r";
-  node.attrs.set("hidden_size", hidden);
-  return node;
-}
+using namespace testing;
 
-Tensor f32(Shape shape, std::vector<float> v) { return Tensor::from_vector(DType::Float32, std::move(shape), v); }
-std::vector<double> v(const Tensor& t) { return t.to_f64_vector(); }
+// A recurrent node (RNN, GRU, LSTM) with the given hidden_size.
+Node rnn_node(const std::string& op, int64_t hidden) { return make_node(op, {{"hidden_size", hidden}}); }
 
 TEST(RecurrentOps, RnnForwardReverseBidirectional) {
   // seq 2, batch 1, input 1; W = 1, R = 1: h1 = tanh(x1), h2 = tanh(x2 + h1).
@@ -29,17 +25,17 @@ TEST(RecurrentOps, RnnForwardReverseBidirectional) {
   EXPECT_EQ(out[0].shape(), (Shape{2, 1, 1, 1}));
   EXPECT_EQ(out[1].shape(), (Shape{1, 1, 1}));
   double h1 = std::tanh(1.0), h2 = std::tanh(2.0 + h1);
-  EXPECT_NEAR(v(out[0])[0], h1, 1e-6);
-  EXPECT_NEAR(v(out[0])[1], h2, 1e-6);
-  EXPECT_NEAR(v(out[1])[0], h2, 1e-6);
+  EXPECT_NEAR(values_of(out[0])[0], h1, 1e-6);
+  EXPECT_NEAR(values_of(out[0])[1], h2, 1e-6);
+  EXPECT_NEAR(values_of(out[1])[0], h2, 1e-6);
 
   Node reverse = rnn_node("RNN", 1);
   reverse.attrs.set("direction", std::string("reverse"));
   out = evaluate_node(reverse, {&x, &w, &r});
   double r2 = std::tanh(2.0), r1 = std::tanh(1.0 + r2);
-  EXPECT_NEAR(v(out[0])[0], r1, 1e-6);
-  EXPECT_NEAR(v(out[0])[1], r2, 1e-6);
-  EXPECT_NEAR(v(out[1])[0], r1, 1e-6);
+  EXPECT_NEAR(values_of(out[0])[0], r1, 1e-6);
+  EXPECT_NEAR(values_of(out[0])[1], r2, 1e-6);
+  EXPECT_NEAR(values_of(out[1])[0], r1, 1e-6);
 
   Node bi = rnn_node("RNN", 1);
   bi.attrs.set("direction", std::string("bidirectional"));
@@ -47,16 +43,16 @@ TEST(RecurrentOps, RnnForwardReverseBidirectional) {
   Tensor r2t = f32({2, 1, 1}, {1, 1});
   out = evaluate_node(bi, {&x, &w2, &r2t});
   EXPECT_EQ(out[0].shape(), (Shape{2, 2, 1, 1}));
-  EXPECT_NEAR(v(out[0])[0], h1, 1e-6);  // t0 forward
-  EXPECT_NEAR(v(out[0])[1], r1, 1e-6);  // t0 reverse
-  EXPECT_NEAR(v(out[1])[0], h2, 1e-6);
-  EXPECT_NEAR(v(out[1])[1], r1, 1e-6);
+  EXPECT_NEAR(values_of(out[0])[0], h1, 1e-6);  // t0 forward
+  EXPECT_NEAR(values_of(out[0])[1], r1, 1e-6);  // t0 reverse
+  EXPECT_NEAR(values_of(out[1])[0], h2, 1e-6);
+  EXPECT_NEAR(values_of(out[1])[1], r1, 1e-6);
 
   // sequence_lens 1: step 1 is skipped (Y = 0), Y_h is the state after t = 0.
   Tensor lens = Tensor::from_vector(DType::Int32, {1}, std::vector<int>{1});
   out = evaluate_node(rnn_node("RNN", 1), {&x, &w, &r, nullptr, &lens});
-  EXPECT_NEAR(v(out[0])[1], 0.0, 1e-12);
-  EXPECT_NEAR(v(out[1])[0], h1, 1e-6);
+  EXPECT_NEAR(values_of(out[0])[1], 0.0, 1e-12);
+  EXPECT_NEAR(values_of(out[1])[0], h1, 1e-6);
 
   // Activation with alpha/beta: Affine(2, 1) on the pre-activation.
   Node affine = rnn_node("RNN", 1);
@@ -64,8 +60,8 @@ TEST(RecurrentOps, RnnForwardReverseBidirectional) {
   affine.attrs.set("activation_alpha", std::vector<double>{2.0});
   affine.attrs.set("activation_beta", std::vector<double>{1.0});
   out = evaluate_node(affine, {&x, &w, &r});
-  EXPECT_NEAR(v(out[0])[0], 3.0, 1e-6);
-  EXPECT_NEAR(v(out[0])[1], 2 * (2 + 3) + 1, 1e-6);
+  EXPECT_NEAR(values_of(out[0])[0], 3.0, 1e-6);
+  EXPECT_NEAR(values_of(out[0])[1], 2 * (2 + 3) + 1, 1e-6);
 }
 
 TEST(RecurrentOps, GruLinearBeforeReset) {
@@ -76,11 +72,11 @@ TEST(RecurrentOps, GruLinearBeforeReset) {
   Tensor b = f32({1, 6}, {0, 0, 0, 0, 0, 1});
   Tensor h0 = f32({1, 1, 1}, {0.5f});
   auto out = evaluate_node(rnn_node("GRU", 1), {&x, &w, &r, &b, nullptr, &h0});
-  EXPECT_NEAR(v(out[1])[0], 0.5 * std::tanh(1.0) + 0.25, 1e-6);
+  EXPECT_NEAR(values_of(out[1])[0], 0.5 * std::tanh(1.0) + 0.25, 1e-6);
   Node lbr = rnn_node("GRU", 1);
   lbr.attrs.set("linear_before_reset", int64_t(1));
   out = evaluate_node(lbr, {&x, &w, &r, &b, nullptr, &h0});
-  EXPECT_NEAR(v(out[1])[0], 0.5 * std::tanh(0.5) + 0.25, 1e-6);
+  EXPECT_NEAR(values_of(out[1])[0], 0.5 * std::tanh(0.5) + 0.25, 1e-6);
 }
 
 TEST(RecurrentOps, LstmCellAndLayout) {
@@ -92,13 +88,13 @@ TEST(RecurrentOps, LstmCellAndLayout) {
   Tensor c0 = f32({1, 2, 1}, {2, 4});
   auto out = evaluate_node(rnn_node("LSTM", 1), {&x, &w, &r, nullptr, nullptr, &h0, &c0});
   ASSERT_EQ(out.size(), 3u);
-  EXPECT_NEAR(v(out[2])[0], 1.0, 1e-6);
-  EXPECT_NEAR(v(out[2])[1], 2.0, 1e-6);
-  EXPECT_NEAR(v(out[1])[0], 0.5 * std::tanh(1.0), 1e-6);
+  EXPECT_NEAR(values_of(out[2])[0], 1.0, 1e-6);
+  EXPECT_NEAR(values_of(out[2])[1], 2.0, 1e-6);
+  EXPECT_NEAR(values_of(out[1])[0], 0.5 * std::tanh(1.0), 1e-6);
   // Peepholes: Pf = 1 makes f = sigmoid(c0).
   Tensor p = f32({1, 3}, {0, 0, 1});
   out = evaluate_node(rnn_node("LSTM", 1), {&x, &w, &r, nullptr, nullptr, &h0, &c0, &p});
-  EXPECT_NEAR(v(out[2])[0], 2.0 / (1 + std::exp(-2.0)), 1e-6);
+  EXPECT_NEAR(values_of(out[2])[0], 2.0 / (1 + std::exp(-2.0)), 1e-6);
 
   // layout 1 (batch first) gives the transposed outputs.
   Node batch_first = rnn_node("LSTM", 1);
@@ -109,7 +105,7 @@ TEST(RecurrentOps, LstmCellAndLayout) {
   auto outb = evaluate_node(batch_first, {&xb, &w, &r, nullptr, nullptr, &h0b, &c0b});
   EXPECT_EQ(outb[0].shape(), (Shape{2, 1, 1, 1}));
   EXPECT_EQ(outb[1].shape(), (Shape{2, 1, 1}));
-  EXPECT_NEAR(v(outb[2])[1], 2.0, 1e-6);
+  EXPECT_NEAR(values_of(outb[2])[1], 2.0, 1e-6);
 
   Tensor bad_w = f32({1, 3, 1}, {0, 0, 0});
   EXPECT_THROW(evaluate_node(rnn_node("LSTM", 1), {&x, &bad_w, &r}), Error);

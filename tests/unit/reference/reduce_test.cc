@@ -6,19 +6,12 @@
 #include "reference/op_registry.h"
 #include "support/error.h"
 
+#include "op_test_util.h"
+
 namespace orchid::reference {
 namespace {
 
-Tensor f32(Shape shape, const std::vector<float>& values) { return Tensor::from_vector(DType::Float32, shape, values); }
-
-Node make_node(const std::string& op) {
-  Node node;
-  node.op = op;
-  node.name = op + "_node";
-  return node;
-}
-
-std::vector<double> values(const Tensor& t) { return t.to_f64_vector(); }
+using namespace testing;
 
 TEST(ReduceOps, SumAlongAxisKeepdims) {
   Node node = make_node("ReduceSum");
@@ -26,7 +19,7 @@ TEST(ReduceOps, SumAlongAxisKeepdims) {
   Tensor axes = Tensor::vector_i64({1});
   auto out = evaluate_node(node, {&x, &axes});
   EXPECT_EQ(out[0].shape(), (Shape{2, 1}));
-  EXPECT_EQ(values(out[0]), (std::vector<double>{6, 15}));
+  EXPECT_EQ(values_of(out[0]), (std::vector<double>{6, 15}));
 }
 
 TEST(ReduceOps, OmittedAxesReduceEverything) {
@@ -48,12 +41,12 @@ TEST(ReduceOps, NoopWithEmptyAxesReducesNothing) {
   Tensor empty_axes(DType::Int64, {0});
   auto out = evaluate_node(node, {&x, &empty_axes});
   EXPECT_EQ(out[0].shape(), (Shape{2, 2}));
-  EXPECT_EQ(values(out[0]), (std::vector<double>{1, -2, 3, 4}));
+  EXPECT_EQ(values_of(out[0]), (std::vector<double>{1, -2, 3, 4}));
   // Reducing over no axis still applies the per-element part (ONNX reference).
   node.op = "ReduceSumSquare";
-  EXPECT_EQ(values(evaluate_node(node, {&x})[0]), (std::vector<double>{1, 4, 9, 16}));
+  EXPECT_EQ(values_of(evaluate_node(node, {&x})[0]), (std::vector<double>{1, 4, 9, 16}));
   node.op = "ReduceL1";
-  EXPECT_EQ(values(evaluate_node(node, {&x})[0]), (std::vector<double>{1, 2, 3, 4}));
+  EXPECT_EQ(values_of(evaluate_node(node, {&x})[0]), (std::vector<double>{1, 2, 3, 4}));
 }
 
 TEST(ReduceOps, EmptyReductions) {
@@ -64,12 +57,12 @@ TEST(ReduceOps, EmptyReductions) {
     return evaluate_node(node, {&input, &axes})[0];
   };
   double inf = std::numeric_limits<double>::infinity();
-  EXPECT_EQ(values(reduce("ReduceSum", x)), (std::vector<double>{0, 0}));
-  EXPECT_EQ(values(reduce("ReduceProd", x)), (std::vector<double>{1, 1}));
-  EXPECT_EQ(values(reduce("ReduceMax", x)), (std::vector<double>{-inf, -inf}));
-  EXPECT_EQ(values(reduce("ReduceMin", x)), (std::vector<double>{inf, inf}));
-  EXPECT_EQ(values(reduce("ReduceLogSumExp", x)), (std::vector<double>{-inf, -inf}));
-  EXPECT_EQ(values(reduce("ReduceL2", x)), (std::vector<double>{0, 0}));
+  EXPECT_EQ(values_of(reduce("ReduceSum", x)), (std::vector<double>{0, 0}));
+  EXPECT_EQ(values_of(reduce("ReduceProd", x)), (std::vector<double>{1, 1}));
+  EXPECT_EQ(values_of(reduce("ReduceMax", x)), (std::vector<double>{-inf, -inf}));
+  EXPECT_EQ(values_of(reduce("ReduceMin", x)), (std::vector<double>{inf, inf}));
+  EXPECT_EQ(values_of(reduce("ReduceLogSumExp", x)), (std::vector<double>{-inf, -inf}));
+  EXPECT_EQ(values_of(reduce("ReduceL2", x)), (std::vector<double>{0, 0}));
   EXPECT_EQ(reduce("ReduceSum", x).shape(), (Shape{2, 1}));
   Tensor xi(DType::Int32, {2, 0});
   EXPECT_EQ(reduce("ReduceMax", xi).data<int32_t>()[0], std::numeric_limits<int32_t>::lowest());
@@ -150,7 +143,7 @@ TEST(CumSumOp, ExclusiveAndReverse) {
     Node node = make_node("CumSum");
     node.attrs.set("exclusive", exclusive);
     node.attrs.set("reverse", reverse);
-    return values(evaluate_node(node, {&x, &axis})[0]);
+    return values_of(evaluate_node(node, {&x, &axis})[0]);
   };
   EXPECT_EQ(run(0, 0), (std::vector<double>{1, 3, 6, 10}));
   EXPECT_EQ(run(1, 0), (std::vector<double>{0, 1, 3, 6}));
@@ -169,13 +162,13 @@ TEST(TopKOp, LargestSmallestAndTies) {
   auto out = evaluate_node(node, {&x, &k});
   ASSERT_EQ(out.size(), 2u);
   EXPECT_EQ(out[0].shape(), (Shape{2, 2}));
-  EXPECT_EQ(values(out[0]), (std::vector<double>{3, 3, 5, 5}));
+  EXPECT_EQ(values_of(out[0]), (std::vector<double>{3, 3, 5, 5}));
   EXPECT_EQ(out[1].to_i64_vector(), (std::vector<int64_t>{0, 2, 1, 2}));
   node.attrs.set("largest", int64_t(0));
   node.attrs.set("axis", int64_t(0));
   out = evaluate_node(node, {&x, &k});
   EXPECT_EQ(out[0].shape(), (Shape{2, 4}));
-  EXPECT_EQ(values(out[0]), (std::vector<double>{0, 1, 3, 2, 3, 5, 5, 5}));
+  EXPECT_EQ(values_of(out[0]), (std::vector<double>{0, 1, 3, 2, 3, 5, 5, 5}));
   EXPECT_EQ(out[1].to_i64_vector(), (std::vector<int64_t>{1, 0, 0, 0, 0, 1, 1, 1}));
   Tensor too_big = Tensor::vector_i64({3});
   EXPECT_THROW(evaluate_node(node, {&x, &too_big}), Error);

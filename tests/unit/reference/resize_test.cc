@@ -3,40 +3,21 @@
 #include "reference/op_registry.h"
 #include "support/error.h"
 
+#include "op_test_util.h"
+
 namespace orchid::reference {
 namespace {
 
-using V = std::vector<double>;
+using namespace testing;
 
+// A Resize node with the given mode and coordinate_transformation_mode.
 Node resize_node(const std::string& mode, const std::string& coordinates = "half_pixel") {
-  Node node;
-  node.op = "Resize";
-  node.name = "r";
-  node.attrs.set("mode", mode);
-  node.attrs.set("coordinate_transformation_mode", coordinates);
-  return node;
-}
-
-Tensor values(DType dtype, Shape shape, const V& data) { return Tensor::from_vector(dtype, shape, data); }
-
-void expect_near(const Tensor& t, const V& expected) {
-  V got = t.to_f64_vector();
-  ASSERT_EQ(got.size(), expected.size());
-  for (size_t i = 0; i < got.size(); ++i) EXPECT_NEAR(got[i], expected[i], 1e-5) << "element " << i;
-}
-
-std::string error_of(const Node& node, const std::vector<const Tensor*>& inputs) {
-  try {
-    evaluate_node(node, inputs);
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "(no error)";
+  return make_node("Resize", {{"mode", mode}, {"coordinate_transformation_mode", coordinates}});
 }
 
 TEST(ResizeOp, NearestUpsample) {
-  Tensor x = values(DType::Float32, {1, 1, 2, 2}, {1, 2, 3, 4});
-  Tensor scales = values(DType::Float32, {4}, {1, 1, 2, 1.5});
+  Tensor x = make_tensor(DType::Float32, {1, 1, 2, 2}, {1, 2, 3, 4});
+  Tensor scales = make_tensor(DType::Float32, {4}, {1, 1, 2, 1.5});
   Tensor y = evaluate_node(resize_node("nearest"), {&x, nullptr, &scales}).at(0);
   EXPECT_EQ(y.shape(), (Shape{1, 1, 4, 3}));
   // Columns: half_pixel x_original = (x + 0.5) / 1.5 - 0.5 = -1/6, 0.5, 7/6;
@@ -46,8 +27,8 @@ TEST(ResizeOp, NearestUpsample) {
 
 TEST(ResizeOp, NearestAsymmetricFloorOnIntegers) {
   // The form the importer gives Upsample: asymmetric + floor.
-  Tensor x = values(DType::Int64, {1, 3}, {7, 8, 9});
-  Tensor scales = values(DType::Float32, {2}, {1, 2});
+  Tensor x = make_tensor(DType::Int64, {1, 3}, {7, 8, 9});
+  Tensor scales = make_tensor(DType::Float32, {2}, {1, 2});
   Node node = resize_node("nearest", "asymmetric");
   node.attrs.set("nearest_mode", std::string("floor"));
   Tensor y = evaluate_node(node, {&x, nullptr, &scales}).at(0);
@@ -56,27 +37,27 @@ TEST(ResizeOp, NearestAsymmetricFloorOnIntegers) {
 }
 
 TEST(ResizeOp, LinearHalfPixel) {
-  Tensor x = values(DType::Float32, {1, 1, 2, 2}, {1, 2, 3, 4});
-  Tensor scales = values(DType::Float32, {4}, {1, 1, 2, 2});
+  Tensor x = make_tensor(DType::Float32, {1, 1, 2, 2}, {1, 2, 3, 4});
+  Tensor scales = make_tensor(DType::Float32, {4}, {1, 1, 2, 2});
   Tensor y = evaluate_node(resize_node("linear"), {&x, nullptr, &scales}).at(0);
   expect_near(y, {1, 1.25, 1.75, 2, 1.5, 1.75, 2.25, 2.5, 2.5, 2.75, 3.25, 3.5, 3, 3.25, 3.75, 4});
 }
 
 TEST(ResizeOp, LinearAlignCornersUsesTheUnroundedOutputWidth) {
-  Tensor x = values(DType::Float32, {1, 1, 2, 4}, {1, 2, 3, 4, 5, 6, 7, 8});
-  Tensor scales = values(DType::Float32, {4}, {1, 1, 0.6f, 0.6f});
+  Tensor x = make_tensor(DType::Float32, {1, 1, 2, 4}, {1, 2, 3, 4, 5, 6, 7, 8});
+  Tensor scales = make_tensor(DType::Float32, {4}, {1, 1, 0.6f, 0.6f});
   Tensor y = evaluate_node(resize_node("linear", "align_corners"), {&x, nullptr, &scales}).at(0);
   EXPECT_EQ(y.shape(), (Shape{1, 1, 1, 2}));
   expect_near(y, {1, 3.142857});  // the ONNX spec's example
 }
 
 TEST(ResizeOp, CubicKeepsConstantsAndIdentity) {
-  Tensor x = values(DType::Float64, {3, 3}, {1, 2, 3, 4, 5, 6, 7, 8, 9});
-  Tensor same = values(DType::Int64, {2}, {3, 3});
+  Tensor x = make_tensor(DType::Float64, {3, 3}, {1, 2, 3, 4, 5, 6, 7, 8, 9});
+  Tensor same = make_tensor(DType::Int64, {2}, {3, 3});
   expect_near(evaluate_node(resize_node("cubic"), {&x, nullptr, nullptr, &same}).at(0),
               {1, 2, 3, 4, 5, 6, 7, 8, 9});
-  Tensor c = values(DType::Float32, {2, 2}, {5, 5, 5, 5});
-  Tensor sizes = values(DType::Int64, {2}, {5, 3});
+  Tensor c = make_tensor(DType::Float32, {2, 2}, {5, 5, 5, 5});
+  Tensor sizes = make_tensor(DType::Int64, {2}, {5, 3});
   Node node = resize_node("cubic");
   node.attrs.set("exclude_outside", int64_t(1));
   node.attrs.set("cubic_coeff_a", -0.5);
@@ -84,9 +65,9 @@ TEST(ResizeOp, CubicKeepsConstantsAndIdentity) {
 }
 
 TEST(ResizeOp, TfCropAndResizeExtrapolates) {
-  Tensor x = values(DType::Float32, {4}, {0, 1, 2, 3});
-  Tensor roi = values(DType::Float32, {2}, {0, 1.5});
-  Tensor sizes = values(DType::Int64, {1}, {3});
+  Tensor x = make_tensor(DType::Float32, {4}, {0, 1, 2, 3});
+  Tensor roi = make_tensor(DType::Float32, {2}, {0, 1.5});
+  Tensor sizes = make_tensor(DType::Int64, {1}, {3});
   Node node = resize_node("linear", "tf_crop_and_resize");
   node.attrs.set("extrapolation_value", 10.0);
   // x_original = x * 1.5 * 3 / 2 = 0, 2.25, 4.5 (outside).
@@ -95,7 +76,7 @@ TEST(ResizeOp, TfCropAndResizeExtrapolates) {
 
 TEST(ResizeOp, AxesAndKeepAspectRatio) {
   Tensor x(DType::Float32, {1, 1, 2, 2});
-  Tensor sizes = values(DType::Int64, {2}, {7, 8});
+  Tensor sizes = make_tensor(DType::Int64, {2}, {7, 8});
   Node node = resize_node("nearest");
   node.attrs.set("axes", std::vector<int64_t>{2, 3});
   node.attrs.set("keep_aspect_ratio_policy", std::string("not_larger"));
@@ -105,8 +86,8 @@ TEST(ResizeOp, AxesAndKeepAspectRatio) {
 }
 
 TEST(ResizeOp, AntialiasLinearDownsample) {
-  Tensor x = values(DType::Float32, {8}, {0, 1, 2, 3, 4, 5, 6, 7});
-  Tensor scales = values(DType::Float32, {1}, {0.5});
+  Tensor x = make_tensor(DType::Float32, {8}, {0, 1, 2, 3, 4, 5, 6, 7});
+  Tensor scales = make_tensor(DType::Float32, {1}, {0.5});
   Node node = resize_node("linear");
   node.attrs.set("antialias", int64_t(1));
   // A triangle filter twice as wide: weights 1/8, 3/8, 3/8, 1/8, edges clamped.
@@ -115,15 +96,15 @@ TEST(ResizeOp, AntialiasLinearDownsample) {
 
 TEST(ResizeOp, Errors) {
   Tensor x(DType::Float32, {2, 2});
-  Tensor scales = values(DType::Float32, {2}, {2, 2});
-  Tensor sizes = values(DType::Int64, {2}, {4, 4});
+  Tensor scales = make_tensor(DType::Float32, {2}, {2, 2});
+  Tensor sizes = make_tensor(DType::Int64, {2}, {4, 4});
   EXPECT_NE(
       error_of(resize_node("linear"), {&x, nullptr, &scales, &sizes}).find("exactly one of scales and sizes"),
       std::string::npos);
   EXPECT_NE(error_of(resize_node("linear"), {&x}).find("exactly one of scales and sizes"), std::string::npos);
   EXPECT_NE(error_of(resize_node("bilinear"), {&x, nullptr, &scales}).find("unknown mode"),
             std::string::npos);
-  Tensor short_scales = values(DType::Float32, {1}, {2});
+  Tensor short_scales = make_tensor(DType::Float32, {1}, {2});
   EXPECT_NE(error_of(resize_node("linear"), {&x, nullptr, &short_scales}).find("expected 2"),
             std::string::npos);
 }
