@@ -13,6 +13,7 @@
 #include <onnx/onnx_pb.h>
 
 #include "common.h"
+#include "fission/fission.h"
 #include "frontend/onnx/tensor_proto.h"
 #include "reference/compare.h"
 #include "reference/interpreter.h"
@@ -32,8 +33,14 @@ struct CheckOptions {
   uint64_t seed = 0;
   bool rtol_given = false;  // on the command line: overrides the folder's data.json
   bool atol_given = false;
+  bool fission = false;  // run the graph after fission instead of the imported one
   ShapeOptions shapes;
 };
+
+// The graph that check runs: the imported one, or its primitive form.
+Graph graph_under_test(const CheckOptions& options, const Graph& imported) {
+  return options.fission ? fission::fission(imported) : imported;
+}
 
 // A graph input or output as the model declares it.
 struct DeclaredValue {
@@ -203,7 +210,8 @@ bool check_data_set(const CheckOptions& options, const fs::path& data_set, const
   auto imported = onnx_frontend::import_model(options.model, import_options);
   print_notes(imported);
   for (const auto& output : signature.outputs) require_tensor(output, "output", options.model);
-  std::vector<Tensor> actual = reference::run_graph(imported.graph, import_options.specializable_inputs);
+  std::vector<Tensor> actual =
+      reference::run_graph(graph_under_test(options, imported.graph), import_options.specializable_inputs);
   auto expected_files = sorted_files(data_set, "output_");
   if (expected_files.size() != actual.size()) {
     ORCHID_FAIL() << data_set.string() << ": has " << expected_files.size() << " expected outputs, the model computes "
@@ -229,8 +237,9 @@ bool check_data_set(const CheckOptions& options, const fs::path& data_set, const
   return ok;
 }
 
-// Without a test folder: random inputs through the reference interpreter;
-// checks that every float output is finite.
+// Without a test folder: random inputs. With --fission, the primitive graph
+// is compared with the imported graph on them; otherwise every float output
+// of the reference interpreter must be finite.
 bool check_random(const CheckOptions& options) {
   onnx_frontend::ImportOptions import_options;
   import_options.input_shapes = options.shapes.parse();
@@ -243,17 +252,28 @@ bool check_random(const CheckOptions& options) {
     feeds[input.name] = random_tensor(input.type, rng);
   }
   auto outputs = reference::run_graph(imported.graph, feeds);
+  std::vector<Tensor> fissioned;
+  if (options.fission) fissioned = reference::run_graph(graph_under_test(options, imported.graph), feeds);
   bool ok = true;
   for (size_t k = 0; k < outputs.size(); ++k) {
-    int64_t bad = 0;
-    if (is_float(outputs[k].dtype())) {
-      for (int64_t i = 0; i < outputs[k].numel(); ++i) bad += !std::isfinite(outputs[k].at_f64(i));
+    std::string verdict;
+    if (options.fission) {
+      auto cmp = reference::compare_tensors(fissioned[k], outputs[k], options.rtol, options.atol);
+      verdict = fmt::format("{} against the imported graph  max_abs_error={:.3g}  max_rel_error={:.3g}{}",
+                            cmp.ok ? "PASS" : "FAIL", cmp.max_abs_error, cmp.max_rel_error,
+                            cmp.ok ? "" : "  (" + cmp.mismatch + ")");
+      ok &= cmp.ok;
+    } else {
+      int64_t bad = 0;
+      if (is_float(outputs[k].dtype())) {
+        for (int64_t i = 0; i < outputs[k].numel(); ++i) bad += !std::isfinite(outputs[k].at_f64(i));
+      }
+      verdict = bad ? fmt::format("FAIL ({} non-finite values)", bad) : "PASS (finite)";
+      ok &= bad == 0;
     }
     std::cout << fmt::format("random inputs (seed {}): output {} '{}' {}: {}\n", options.seed, k,
                              imported.graph.value(imported.graph.outputs()[k]).name,
-                             outputs[k].type().to_string(),
-                             bad ? fmt::format("FAIL ({} non-finite values)", bad) : "PASS (finite)");
-    ok &= bad == 0;
+                             outputs[k].type().to_string(), verdict);
   }
   return ok;
 }
@@ -275,6 +295,9 @@ void add_check_command(CLI::App& app, int& status) {
   command->add_option("--rtol", options->rtol, "Relative tolerance (default: the test folder's data.json, else 1e-3)");
   command->add_option("--atol", options->atol, "Absolute tolerance (default: the test folder's data.json, else 1e-7)");
   command->add_option("--seed", options->seed, "Seed for random inputs")->capture_default_str();
+  command->add_flag("--fission", options->fission,
+                    "Check the graph after fission into primitives (without --test-dir: against the "
+                    "imported graph on random inputs)");
   options->shapes.add_to(*command);
   command->callback([options, command, &status] {
     options->rtol_given = command->count("--rtol") > 0;

@@ -1,0 +1,7 @@
+#include "fission/rules.h"
+
+namespace orchid::fission {
+
+void add_elementwise_rules(FissionRuleTable& table) { (void)table; }
+
+}  // namespace orchid::fission

@@ -1,0 +1,7 @@
+#include "fission/rules.h"
+
+namespace orchid::fission {
+
+void add_shape_rules(FissionRuleTable& table) { (void)table; }
+
+}  // namespace orchid::fission

@@ -1,0 +1,38 @@
+#include "ir/graph_utils.h"
+
+#include <vector>
+
+namespace orchid {
+
+Graph remove_unused_values(const Graph& graph) {
+  std::vector<bool> used(graph.num_values(), false);
+  auto mark = [&](ValueId id) {
+    if (id != kNoValue) used[size_t(id)] = true;
+  };
+  for (ValueId id : graph.inputs()) mark(id);
+  for (ValueId id : graph.outputs()) mark(id);
+  for (const Node& node : graph.nodes()) {
+    for (ValueId id : node.inputs) mark(id);
+    for (ValueId id : node.outputs) mark(id);
+  }
+  Graph out;
+  out.name = graph.name;
+  std::vector<ValueId> remap(graph.num_values(), kNoValue);
+  for (size_t i = 0; i < graph.num_values(); ++i) {
+    if (!used[i]) continue;
+    const Value& value = graph.value(ValueId(i));
+    remap[i] = value.constant ? out.add_constant(value.name, *value.constant) : out.add_value(value.name, value.type);
+  }
+  auto mapped = [&](ValueId id) { return id == kNoValue ? kNoValue : remap[size_t(id)]; };
+  for (ValueId id : graph.inputs()) out.inputs().push_back(mapped(id));
+  for (ValueId id : graph.outputs()) out.outputs().push_back(mapped(id));
+  for (const Node& node : graph.nodes()) {
+    Node copy = node;
+    for (ValueId& id : copy.inputs) id = mapped(id);
+    for (ValueId& id : copy.outputs) id = mapped(id);
+    out.add_node(std::move(copy));
+  }
+  return out;
+}
+
+}  // namespace orchid
