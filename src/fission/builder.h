@@ -19,11 +19,13 @@ class FissionBuilder {
   FissionBuilder(Graph& graph, const Node& origin) : graph_(graph), origin_(origin) {}
 
   const Node& origin() const { return origin_; }
-  const TensorType& type(ValueId id) const { return graph_.type(id); }
+  // By value: adding nodes may reallocate the graph's value table.
+  TensorType type(ValueId id) const { return graph_.type(id); }
   DType dtype(ValueId id) const { return graph_.type(id).dtype; }
-  const Shape& shape(ValueId id) const { return graph_.type(id).shape; }
+  Shape shape(ValueId id) const { return graph_.type(id).shape; }
   size_t rank(ValueId id) const { return graph_.type(id).shape.size(); }
-  // The value's data when it is a constant, else nullptr.
+  // The value's data when it is a constant, else nullptr (valid until the
+  // next add: copy the Tensor, which shares its storage, to keep it).
   const Tensor* constant_value(ValueId id) const;
 
   // Adds one operator node (a primitive, or an operator that a later rule

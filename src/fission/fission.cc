@@ -1,8 +1,10 @@
 #include "fission/fission.h"
 
+#include <algorithm>
 #include <map>
 #include <sstream>
 
+#include "fission/fold_batchnorm.h"
 #include "fission/primitive.h"
 #include "fission/rules.h"
 #include "ir/graph_utils.h"
@@ -30,6 +32,9 @@ const FissionRuleTable& fission_rules() {
     add_linear_rules(t);
     add_pool_rules(t);
     add_resize_rules(t);
+    add_sequence_rules(t);
+    add_loss_rules(t);
+    add_signal_rules(t);
     return t;
   }();
   return table;
@@ -49,6 +54,20 @@ void check_rules_exist(const Graph& graph) {
   message << "no fission rule for";
   for (const auto& [op, nodes] : missing) message << " " << op << " (node '" << nodes[0] << "'" << (nodes.size() > 1 ? ", ..." : "") << ")";
   throw Error(message.str());
+}
+
+// Graph outputs keep the model's names when a rule replaced the value that
+// computes them (not when an output is now a graph input: feeds are by name).
+void keep_output_names(const Graph& before, Graph& after) {
+  for (size_t i = 0; i < after.outputs().size(); ++i) {
+    ValueId id = after.outputs()[i];
+    ValueId old_id = before.outputs()[i];  // same id in `after`, which started as a copy
+    bool is_input = std::find(after.inputs().begin(), after.inputs().end(), id) != after.inputs().end();
+    if (id == old_id || is_input) continue;
+    std::string name = before.value(old_id).name;
+    after.value(old_id).name += "#replaced";  // dead: the node computing it was rewritten
+    after.value(id).name = name;
+  }
 }
 
 // One pass: primitives are copied, every other node is rewritten by its rule.
@@ -84,6 +103,7 @@ bool rewrite_once(const Graph& graph, Graph& out) {
     changed = true;
   }
   for (ValueId& id : out.outputs()) id = mapped(id);
+  keep_output_names(graph, out);
   return changed;
 }
 
@@ -91,7 +111,9 @@ bool rewrite_once(const Graph& graph, Graph& out) {
 
 Graph fission(const Graph& graph) {
   check_rules_exist(graph);
-  Graph current = graph;
+  // BatchNorm after Conv becomes the Conv's weights and bias before anything
+  // else sees it; what remains of BatchNorm is fissioned like any operator.
+  Graph current = fold_batchnorm_into_conv(graph);
   // Rules may emit operators that other rules rewrite (Mean -> ReduceMean ->
   // ReduceSum); a few passes reach primitives.
   for (int pass = 0; pass < 8; ++pass) {

@@ -43,7 +43,7 @@ const std::map<std::string, PrimitiveInfo>& primitive_table() {
     t["ConvTranspose"] = {K::Linear, {}};
     for (const char* op : {"NonMaxSuppression", "TopK", "NonZero", "Unique", "Compress", "RoiAlign",
                            "GridSample", "ScatterElements", "ScatterND", "Scatter", "GatherElements",
-                           "GatherND", "DFT", "STFT", "Det", "MaxUnpool", "QuantizeLinear",
+                           "GatherND", "Det", "MaxUnpool", "QuantizeLinear",
                            "DequantizeLinear", "DynamicQuantizeLinear", "QLinearMatMul", "QLinearConv",
                            "MatMulInteger", "ConvInteger", "MaxRoiPool", "ReverseSequence"}) {
       t[op] = {K::Opaque, {}};
@@ -55,6 +55,22 @@ const std::map<std::string, PrimitiveInfo>& primitive_table() {
 
 bool is_constant_input(const Node& node, const Graph& graph, size_t i) {
   return i >= node.inputs.size() || node.inputs[i] == kNoValue || graph.value(node.inputs[i]).is_constant();
+}
+
+// Forms of a listed operator that fission still rewrites.
+bool has_primitive_form(const Node& node, const Graph& graph) {
+  // Pad: constant mode only; edge/reflect/wrap become Gathers.
+  if (node.op == "Pad") return node.attrs.get_string("mode", "constant") == "constant";
+  // Max/Min: binary only; other arities become chains.
+  if (node.op == "Max" || node.op == "Min") return node.inputs.size() == 2;
+  // Reductions: explicit, non-empty constant axes, so that "reduce all" and
+  // "no-op on empty axes" are spelled out by fission.
+  if (node.op == "ReduceSum" || node.op == "ReduceMax" || node.op == "ReduceMin" || node.op == "ReduceProd") {
+    if (node.inputs.size() < 2 || node.inputs[1] == kNoValue) return false;
+    if (node.attrs.get_int("noop_with_empty_axes", 0) != 0) return false;
+    return graph.value(node.inputs[1]).type.numel() > 0;
+  }
+  return true;
 }
 
 }  // namespace
@@ -77,9 +93,7 @@ std::optional<PrimitiveKind> primitive_kind(const Node& node, const Graph& graph
   for (size_t i : it->second.constant_inputs) {
     if (!is_constant_input(node, graph, i)) return std::nullopt;
   }
-  // Pad is a layout primitive in constant mode; edge/reflect/wrap become
-  // Gathers in fission.
-  if (node.op == "Pad" && node.attrs.get_string("mode", "constant") != "constant") return std::nullopt;
+  if (!has_primitive_form(node, graph)) return std::nullopt;
   return it->second.kind;
 }
 

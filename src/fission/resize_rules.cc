@@ -1,7 +1,482 @@
+// Fission rule for Resize: a separable interpolation, rewritten axis by axis
+// as constant index maps.
+//
+// For every resized axis the rule computes, at fission time, the taps (input
+// indices and weights) of each output coordinate, then emits
+//  - nearest (every output reads one input with weight 1): one Gather with a
+//    constant int64 index vector;
+//  - linear, cubic, and anything else with at most kMaxGatherTaps taps per
+//    output: one Gather per tap slot and a weighted sum with constant weight
+//    vectors shaped to broadcast along the axis (memory-bound: O(taps) work
+//    per output, where a matrix costs O(input size));
+//  - antialias downsampling (wide kernels): out = W_axis @ in along the axis,
+//    one MatMul with a constant [out, in] interpolation matrix (the input is
+//    reshaped to [prefix, in, suffix], so no Transpose is needed).
+// tf_crop_and_resize's extrapolation_value is applied last with one Where and
+// a constant mask. Linear/cubic weights are applied in float32 (float64 for
+// float64 inputs); the reference accumulates in double. Exact for finite
+// inputs; a slot a coordinate does not use reads index 0 with weight 0, so an
+// infinite input there gives NaN where the reference skips the tap.
+// tf_crop_and_resize with a roi known only at run time evaluates the same
+// coordinate formulas with elementwise primitives into run-time Gather
+// indices (nearest and linear modes).
+//
+// The coordinate formulas replicate src/reference/ops/resize.cc (its helpers
+// are file-local): keep ResizeAttrs/plan/axis_taps below in sync with it.
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
 #include "fission/rules.h"
+#include "support/error.h"
 
 namespace orchid::fission {
+namespace {
 
-void add_resize_rules(FissionRuleTable& table) { (void)table; }
+constexpr size_t kMaxGatherTaps = 4;
+
+enum class Mode { Nearest, Linear, Cubic };
+
+struct ResizeAttrs {
+  Mode mode = Mode::Nearest;
+  std::string coordinate_mode, nearest_mode;
+  double cubic_a = -0.75;
+  bool exclude_outside = false, antialias = false;
+};
+
+ResizeAttrs parse_attrs(const Attributes& attrs) {
+  ResizeAttrs a;
+  std::string mode = attrs.get_string("mode", "nearest");
+  a.mode = mode == "linear" ? Mode::Linear : mode == "cubic" ? Mode::Cubic : Mode::Nearest;
+  a.coordinate_mode = attrs.get_string("coordinate_transformation_mode", "half_pixel");
+  a.nearest_mode = attrs.get_string("nearest_mode", "round_prefer_floor");
+  a.cubic_a = attrs.get_float("cubic_coeff_a", -0.75);
+  a.exclude_outside = attrs.get_int("exclude_outside", 0) != 0;
+  a.antialias = attrs.get_int("antialias", 0) != 0;
+  return a;
+}
+
+// Per axis of X: output size, scale and roi (as the reference's plan_resize).
+struct ResizePlan {
+  Shape out;
+  std::vector<double> scales, roi_start, roi_end;
+};
+
+const Tensor* present(const FissionBuilder& b, const Node& node, size_t i, const char* name) {
+  if (i >= node.inputs.size() || node.inputs[i] == kNoValue) return nullptr;
+  const Tensor* t = b.constant_value(node.inputs[i]);
+  if (!t) ORCHID_FAIL() << node.describe() << ": input " << name << " must be a constant for fission";
+  return t->numel() > 0 ? t : nullptr;
+}
+
+// tf_crop_and_resize with a roi computed at run time (not a constant).
+bool runtime_roi(const Node& node, const FissionBuilder& b) {
+  return node.inputs.size() > 1 && node.inputs[1] != kNoValue && !b.constant_value(node.inputs[1]) &&
+         b.shape(node.inputs[1]) != Shape{0} &&
+         node.attrs.get_string("coordinate_transformation_mode", "half_pixel") == "tf_crop_and_resize";
+}
+
+std::vector<int64_t> resized_axes(const Attributes& attrs, int64_t rank) {
+  std::vector<int64_t> axes;
+  if (!attrs.has("axes")) {
+    axes.resize(size_t(rank));
+    std::iota(axes.begin(), axes.end(), 0);
+    return axes;
+  }
+  for (int64_t axis : attrs.get_ints("axes")) axes.push_back(axis < 0 ? axis + rank : axis);
+  return axes;
+}
+
+void apply_sizes(ResizePlan& plan, const Attributes& attrs, const std::vector<int64_t>& axes, const Tensor& sizes,
+                 const Shape& in) {
+  for (size_t i = 0; i < axes.size(); ++i) {
+    size_t axis = size_t(axes[i]);
+    plan.out[axis] = sizes.at_i64(int64_t(i));
+    plan.scales[axis] = double(plan.out[axis]) / double(in[axis]);
+  }
+  std::string policy = attrs.get_string("keep_aspect_ratio_policy", "stretch");
+  if (policy == "stretch") return;
+  double scale = plan.scales[size_t(axes[0])];
+  for (int64_t axis : axes) {
+    double s = plan.scales[size_t(axis)];
+    scale = policy == "not_larger" ? std::min(scale, s) : std::max(scale, s);
+  }
+  for (int64_t axis : axes) {
+    plan.scales[size_t(axis)] = scale;
+    plan.out[size_t(axis)] = int64_t(scale * double(in[size_t(axis)]) + 0.5);
+  }
+}
+
+ResizePlan plan_resize(const Node& node, const FissionBuilder& b) {
+  const Shape& in = b.shape(node.inputs[0]);
+  std::vector<int64_t> axes = resized_axes(node.attrs, int64_t(in.size()));
+  ResizePlan plan{in, std::vector<double>(in.size(), 1.0), std::vector<double>(in.size(), 0.0),
+                  std::vector<double>(in.size(), 1.0)};
+  // roi only matters for tf_crop_and_resize: elsewhere it may be anything.
+  bool uses_roi = node.attrs.get_string("coordinate_transformation_mode", "half_pixel") == "tf_crop_and_resize";
+  if (const Tensor* roi = uses_roi && !runtime_roi(node, b) ? present(b, node, 1, "roi") : nullptr) {
+    for (size_t i = 0; i < axes.size(); ++i) {
+      plan.roi_start[size_t(axes[i])] = roi->at_f64(int64_t(i));
+      plan.roi_end[size_t(axes[i])] = roi->at_f64(int64_t(i + axes.size()));
+    }
+  }
+  const Tensor* scales = present(b, node, 2, "scales");
+  const Tensor* sizes = present(b, node, 3, "sizes");
+  if (sizes) {
+    apply_sizes(plan, node.attrs, axes, *sizes, in);
+    return plan;
+  }
+  ORCHID_CHECK(scales) << node.describe() << ": neither scales nor sizes";
+  for (size_t i = 0; i < axes.size(); ++i) {
+    size_t axis = size_t(axes[i]);
+    plan.scales[axis] = scales->at_f64(int64_t(i));
+    plan.out[axis] = int64_t(std::floor(double(in[axis]) * plan.scales[axis]));
+  }
+  return plan;
+}
+
+// ------------------------------------------------------------- per-axis taps
+struct Taps {
+  bool outside = false;
+  std::vector<int64_t> index;  // clamped into [0, in)
+  std::vector<double> weight;
+};
+
+struct AxisMap {
+  int64_t in = 0, out = 0;
+  double scale = 1, roi_start = 0, roi_end = 1;
+};
+
+double original_coordinate(const ResizeAttrs& a, int64_t x, const AxisMap& m) {
+  double out_width = m.scale * double(m.in);  // not rounded, as in the ONNX reference
+  const std::string& c = a.coordinate_mode;
+  if (c == "align_corners") return out_width == 1 ? 0.0 : double(x) * double(m.in - 1) / (out_width - 1);
+  if (c == "asymmetric") return double(x) / m.scale;
+  if (c == "tf_half_pixel_for_nn") return (double(x) + 0.5) / m.scale;
+  if (c == "tf_crop_and_resize") {
+    double span = (m.roi_end - m.roi_start) * double(m.in - 1);
+    double x_ori = out_width == 1 ? span / 2 : double(x) * span / (out_width - 1);
+    return x_ori + m.roi_start * double(m.in - 1);
+  }
+  if (c == "pytorch_half_pixel") return out_width == 1 ? -0.5 : (double(x) + 0.5) / m.scale - 0.5;
+  if (c == "half_pixel_symmetric") {
+    double adjustment = double(m.out) / out_width;
+    double offset = double(m.in) / 2 * (1 - adjustment);
+    return offset + (double(x) + 0.5) / m.scale - 0.5;
+  }
+  return (double(x) + 0.5) / m.scale - 0.5;  // half_pixel
+}
+
+double cubic_kernel(double A, double t) {  // Keys' cubic kernel
+  t = std::abs(t);
+  if (t <= 1) return ((A + 2) * t - (A + 3)) * t * t + 1;
+  if (t < 2) return ((A * t - 5 * A) * t + 8 * A) * t - 4 * A;
+  return 0.0;
+}
+
+// Weights of the taps at offsets start, start + 1, ... from the base index;
+// returns start.
+int64_t tap_weights(const ResizeAttrs& a, double ratio, double scale, std::vector<double>& w) {
+  w.clear();
+  if (a.mode == Mode::Nearest) {
+    bool ceil_side;
+    if (ratio == 1.0)
+      ceil_side = true;
+    else if (a.nearest_mode == "round_prefer_floor")
+      ceil_side = ratio > 0.5;
+    else if (a.nearest_mode == "round_prefer_ceil")
+      ceil_side = ratio >= 0.5;
+    else
+      ceil_side = a.nearest_mode == "ceil";
+    w = {ceil_side ? 0.0 : 1.0, ceil_side ? 1.0 : 0.0};
+    return 0;
+  }
+  if (a.antialias && scale < 1.0) {
+    int64_t start = a.mode == Mode::Linear ? int64_t(std::floor(-1 / scale) + 1) : int64_t(std::floor(-2 / scale) + 1);
+    double sum = 0;
+    for (int64_t i = start; i < 2 - start; ++i) {
+      double t = scale * (double(i) - ratio);
+      w.push_back(a.mode == Mode::Linear ? std::clamp(1 - std::abs(t), 0.0, 1.0) : cubic_kernel(a.cubic_a, t));
+      sum += w.back();
+    }
+    for (double& v : w) v /= sum;
+    return start;
+  }
+  if (a.mode == Mode::Linear) {
+    w = {1 - ratio, ratio};
+    return 0;
+  }
+  double A = a.cubic_a;
+  w = {cubic_kernel(A, ratio + 1), cubic_kernel(A, ratio), cubic_kernel(A, 1 - ratio), cubic_kernel(A, 2 - ratio)};
+  return -1;
+}
+
+Taps axis_taps(const ResizeAttrs& a, int64_t x, const AxisMap& m) {
+  Taps taps;
+  double x_ori = original_coordinate(a, x, m);
+  if (a.coordinate_mode == "tf_crop_and_resize" && (x_ori < 0 || x_ori > double(m.in - 1))) {
+    taps.outside = true;
+    return taps;
+  }
+  int64_t base = int64_t(std::ceil(x_ori)) - 1;
+  std::vector<double> w;
+  int64_t start = tap_weights(a, x_ori - double(base), m.scale, w);
+  int64_t n = int64_t(w.size());
+  int64_t pad = (n + 1) / 2;  // the reference's edge padding of X
+  int64_t first = std::clamp<int64_t>(base + start, -pad, m.in + pad - n);
+  double kept = 0;
+  for (int64_t j = 0; j < n; ++j) {
+    int64_t idx = first + j;
+    double weight = w[size_t(j)];
+    if (a.exclude_outside && (idx < 0 || idx >= m.in)) weight = 0;
+    kept += weight;
+    if (weight == 0) continue;
+    taps.index.push_back(std::clamp<int64_t>(idx, 0, m.in - 1));
+    taps.weight.push_back(weight);
+  }
+  if (a.exclude_outside && kept != 0) {
+    for (double& v : taps.weight) v /= kept;
+  }
+  return taps;
+}
+
+// ------------------------------------------------------------- emission
+// The shape [out, 1, ...] of a per-coordinate vector along `axis` of a rank-r
+// tensor (broadcasts against the trailing axes).
+Shape along_axis(int64_t out, size_t axis, size_t rank) {
+  Shape shape(rank - axis, 1);
+  shape[0] = out;
+  return shape;
+}
+
+bool is_identity(const std::vector<Taps>& taps, int64_t in) {
+  if (int64_t(taps.size()) != in) return false;
+  for (size_t o = 0; o < taps.size(); ++o) {
+    const Taps& t = taps[o];
+    if (t.outside || t.index.size() != 1 || t.index[0] != int64_t(o) || t.weight[0] != 1.0) return false;
+  }
+  return true;
+}
+
+// Every coordinate (outside ones aside, which the mask overwrites) reads one
+// input with weight 1: returns its index vector, else an empty one.
+std::vector<int64_t> single_indices(const std::vector<Taps>& taps) {
+  std::vector<int64_t> index;
+  for (const Taps& t : taps) {
+    if (t.outside) {
+      index.push_back(0);
+      continue;
+    }
+    if (t.index.size() != 1 || t.weight[0] != 1.0) return {};
+    index.push_back(t.index[0]);
+  }
+  return index;
+}
+
+ValueId gather(FissionBuilder& b, ValueId x, const std::vector<int64_t>& index, size_t axis) {
+  Attributes attrs;
+  attrs.set("axis", int64_t(axis));
+  return b.add1("Gather", {x, b.ints(index)}, std::move(attrs));
+}
+
+// Sum over tap slots j of Gather(x, index_j) * weight_j along `axis`.
+ValueId weighted_gathers(FissionBuilder& b, ValueId x, const std::vector<Taps>& taps, size_t axis, size_t slots) {
+  DType dtype = b.dtype(x);
+  Shape wshape = along_axis(int64_t(taps.size()), axis, b.rank(x));
+  ValueId acc = kNoValue;
+  for (size_t j = 0; j < slots; ++j) {
+    std::vector<int64_t> index;
+    Tensor weight(dtype, wshape);
+    for (size_t o = 0; o < taps.size(); ++o) {
+      bool has = j < taps[o].index.size();
+      index.push_back(has ? taps[o].index[j] : 0);
+      weight.set_f64(int64_t(o), has ? taps[o].weight[j] : 0.0);
+    }
+    ValueId term = b.binary("Mul", gather(b, x, index, axis), b.constant(std::move(weight)));
+    acc = acc == kNoValue ? term : b.binary("Add", acc, term);
+  }
+  return acc;
+}
+
+// out = W @ x along `axis`, W[o][i] = the summed weights of input i for o.
+ValueId matrix_along_axis(FissionBuilder& b, ValueId x, const std::vector<Taps>& taps, size_t axis) {
+  const Shape shape = b.shape(x);  // a copy: adding constants may move the graph's values
+  int64_t in = shape[axis], out = int64_t(taps.size());
+  int64_t prefix = 1, suffix = 1;
+  for (size_t d = 0; d < axis; ++d) prefix *= shape[d];
+  for (size_t d = axis + 1; d < shape.size(); ++d) suffix *= shape[d];
+  bool last = suffix == 1;
+  // W [out, in] for the middle-axis form, W^T [in, out] when the axis is last.
+  Tensor w(b.dtype(x), last ? Shape{in, out} : Shape{out, in});
+  std::vector<double> dense(size_t(in * out), 0.0);
+  for (int64_t o = 0; o < out; ++o) {
+    const Taps& t = taps[size_t(o)];
+    for (size_t j = 0; j < t.index.size(); ++j) {
+      int64_t flat = last ? t.index[j] * out + o : o * in + t.index[j];
+      dense[size_t(flat)] += t.weight[j];
+    }
+  }
+  for (size_t i = 0; i < dense.size(); ++i) w.set_f64(int64_t(i), dense[i]);
+  ValueId wv = b.constant(std::move(w));
+  Shape result = shape;
+  result[axis] = out;
+  if (last) return b.reshape(b.binary("MatMul", b.reshape(x, {prefix, in}), wv), result);
+  ValueId y = b.binary("MatMul", wv, b.reshape(x, {prefix, in, suffix}));
+  return b.reshape(y, result);
+}
+
+// Applies one axis's taps; `compute` is the float type weights are applied in.
+ValueId resize_axis(FissionBuilder& b, ValueId x, const std::vector<Taps>& taps, size_t axis, DType compute) {
+  std::vector<int64_t> index = single_indices(taps);
+  if (!index.empty() || taps.empty()) return gather(b, x, index, axis);
+  size_t slots = 0;
+  for (const Taps& t : taps) slots = std::max(slots, t.index.size());
+  x = b.cast(x, compute);
+  if (slots <= kMaxGatherTaps) return weighted_gathers(b, x, taps, axis, slots);
+  return matrix_along_axis(b, x, taps, axis);
+}
+
+// The outside mask of tf_crop_and_resize (true where any axis is outside),
+// broadcastable to the output; kNoValue when nothing is outside.
+ValueId outside_mask(FissionBuilder& b, const std::vector<std::vector<Taps>>& taps) {
+  ValueId mask = kNoValue;
+  size_t rank = taps.size();
+  for (size_t d = 0; d < rank; ++d) {
+    bool any = false;
+    Tensor m(DType::Bool, along_axis(int64_t(taps[d].size()), d, rank));
+    for (size_t o = 0; o < taps[d].size(); ++o) {
+      m.set_f64(int64_t(o), taps[d][o].outside ? 1.0 : 0.0);
+      any = any || taps[d][o].outside;
+    }
+    if (!any) continue;
+    ValueId mv = b.constant(std::move(m));
+    mask = mask == kNoValue ? mv : b.binary("Or", mask, mv);  // folded: both constants
+  }
+  return mask;
+}
+
+// ------------------------------------------------------------- run-time roi
+// tf_crop_and_resize whose roi is only known at run time: the same formulas
+// as axis_taps, evaluated by elementwise primitives (coordinates in float64)
+// into index and weight vectors that feed Gathers with run-time indices.
+// Nearest and linear modes only (no exclude_outside, no antialias).
+struct RuntimeAxis {
+  ValueId index[2] = {kNoValue, kNoValue}, weight[2] = {kNoValue, kNoValue};
+  ValueId outside = kNoValue;
+};
+
+RuntimeAxis runtime_axis(FissionBuilder& b, const ResizeAttrs& a, ValueId roi, size_t i, size_t naxes,
+                         const AxisMap& m) {
+  const DType f64 = DType::Float64;
+  auto c = [&](double v) { return b.scalar(v, f64); };
+  double in1 = double(m.in - 1), out_width = m.scale * double(m.in);
+  ValueId start = b.slice(roi, {int64_t(i)}, {int64_t(i + 1)}, {0});
+  ValueId end = b.slice(roi, {int64_t(i + naxes)}, {int64_t(i + naxes + 1)}, {0});
+  ValueId span = b.binary("Mul", b.binary("Sub", end, start), c(in1));
+  Tensor positions(f64, {m.out});
+  for (int64_t o = 0; o < m.out; ++o) positions.set_f64(o, double(o));
+  ValueId x_ori = out_width == 1
+                      ? b.binary("Div", span, c(2.0))
+                      : b.binary("Div", b.binary("Mul", b.constant(std::move(positions)), span), c(out_width - 1));
+  x_ori = b.binary("Add", x_ori, b.binary("Mul", start, c(in1)));
+  if (b.shape(x_ori) != Shape{m.out}) x_ori = b.add1("Expand", {x_ori, b.ints({m.out})});
+  RuntimeAxis r;
+  r.outside = b.binary("Or", b.binary("Less", x_ori, c(0.0)), b.binary("Greater", x_ori, c(in1)));
+  ValueId base = b.binary("Sub", b.unary("Ceil", x_ori), c(1.0));
+  ValueId ratio = b.binary("Sub", x_ori, base);
+  ValueId first = b.binary("Min", b.binary("Max", base, c(-1.0)), c(in1));  // clamp(base, -pad, in + pad - n)
+  auto index_at = [&](ValueId v) { return b.cast(b.binary("Min", b.binary("Max", v, c(0.0)), c(in1)), DType::Int64); };
+  if (a.mode == Mode::Linear) {
+    r.index[0] = index_at(first);
+    r.index[1] = index_at(b.binary("Add", first, c(1.0)));
+    r.weight[0] = b.binary("Sub", c(1.0), ratio);
+    r.weight[1] = ratio;
+    return r;
+  }
+  // Nearest: the ceil side when ratio == 1 (an integer coordinate) or as
+  // nearest_mode says; the floor side reads `first`.
+  ValueId ceil_side = b.binary("Equal", ratio, c(1.0));
+  if (a.nearest_mode == "round_prefer_floor" || a.nearest_mode == "round_prefer_ceil") {
+    const char* cmp = a.nearest_mode == "round_prefer_floor" ? "Greater" : "GreaterOrEqual";
+    ceil_side = b.binary("Or", ceil_side, b.binary(cmp, ratio, c(0.5)));
+  } else if (a.nearest_mode == "ceil") {
+    ceil_side =
+        b.add1("Expand", {b.constant(Tensor::from_vector(DType::Bool, {1}, std::vector<int>{1})), b.ints({m.out})});
+  }
+  r.index[0] = index_at(b.binary("Add", first, b.cast(ceil_side, f64)));
+  return r;
+}
+
+std::vector<ValueId> resize_runtime_roi(const Node& node, FissionBuilder& b, const ResizeAttrs& a,
+                                        const ResizePlan& plan) {
+  if (a.mode == Mode::Cubic || a.exclude_outside || a.antialias) {
+    ORCHID_FAIL() << node.describe() << ": tf_crop_and_resize with a run-time roi is fissioned for nearest and "
+                  << "linear modes only (no exclude_outside, no antialias)";
+  }
+  ValueId x = node.inputs[0];
+  DType dtype = b.dtype(x);
+  Shape in = b.shape(x);
+  std::vector<int64_t> axes = resized_axes(node.attrs, int64_t(in.size()));
+  ValueId roi = b.cast(node.inputs[1], DType::Float64);
+  ValueId y = a.mode == Mode::Nearest ? x : b.cast(x, dtype == DType::Float32 ? dtype : DType::Float64);
+  ValueId mask = kNoValue;
+  for (size_t i = 0; i < axes.size(); ++i) {
+    size_t d = size_t(axes[i]);
+    RuntimeAxis r = runtime_axis(b, a, roi, i, axes.size(), {in[d], plan.out[d], plan.scales[d], 0, 1});
+    Shape along = along_axis(plan.out[d], d, in.size());
+    Attributes gather_attrs;
+    gather_attrs.set("axis", int64_t(d));
+    ValueId acc = kNoValue;
+    for (int j = 0; j < 2 && r.index[j] != kNoValue; ++j) {
+      ValueId term = b.add1("Gather", {y, r.index[j]}, gather_attrs);
+      if (r.weight[j] != kNoValue) term = b.binary("Mul", term, b.reshape(b.cast(r.weight[j], b.dtype(y)), along));
+      acc = acc == kNoValue ? term : b.binary("Add", acc, term);
+    }
+    y = acc;
+    ValueId outside = b.reshape(r.outside, along);
+    mask = mask == kNoValue ? outside : b.binary("Or", mask, outside);
+  }
+  if (mask != kNoValue) {
+    double extrapolation = node.attrs.get_float("extrapolation_value", 0.0);
+    y = b.add1("Where", {mask, b.scalar(extrapolation, b.dtype(y)), y});
+  }
+  return {b.cast(y, dtype)};
+}
+
+std::vector<ValueId> resize(const Node& node, FissionBuilder& b) {
+  ValueId x = node.inputs[0];
+  DType dtype = b.dtype(x);
+  // Integer images (uint8, ...) interpolate in float64 so that the final
+  // truncating Cast sees the reference's values.
+  DType compute = dtype == DType::Float64 || !is_float(dtype) ? DType::Float64 : DType::Float32;
+  ResizeAttrs a = parse_attrs(node.attrs);
+  ResizePlan plan = plan_resize(node, b);
+  if (runtime_roi(node, b)) return resize_runtime_roi(node, b, a, plan);
+  size_t rank = b.rank(x);
+  std::vector<std::vector<Taps>> taps(rank);
+  for (size_t d = 0; d < rank; ++d) {
+    AxisMap m{b.shape(x)[d], plan.out[d], plan.scales[d], plan.roi_start[d], plan.roi_end[d]};
+    for (int64_t o = 0; o < m.out; ++o) taps[d].push_back(axis_taps(a, o, m));
+  }
+  // Shrinking axes first: later axes then work on fewer elements.
+  std::vector<size_t> order(rank);
+  std::iota(order.begin(), order.end(), 0);
+  auto ratio = [&](size_t d) { return double(plan.out[d]) / double(std::max<int64_t>(b.shape(x)[d], 1)); };
+  std::stable_sort(order.begin(), order.end(), [&](size_t p, size_t q) { return ratio(p) < ratio(q); });
+  ValueId y = x;
+  for (size_t d : order) {
+    if (!is_identity(taps[d], b.shape(x)[d])) y = resize_axis(b, y, taps[d], d, compute);
+  }
+  ValueId mask = outside_mask(b, taps);
+  if (mask != kNoValue) {
+    double extrapolation = node.attrs.get_float("extrapolation_value", 0.0);
+    y = b.add1("Where", {mask, b.scalar(extrapolation, b.dtype(y)), y});
+  }
+  return {b.cast(y, dtype)};
+}
+
+}  // namespace
+
+void add_resize_rules(FissionRuleTable& table) { table.add("Resize", resize); }
 
 }  // namespace orchid::fission

@@ -35,5 +35,8 @@ void add_normalization_rules(FissionRuleTable& table);  // Softmax family, Layer
 void add_linear_rules(FissionRuleTable& table);         // Gemm, Einsum
 void add_pool_rules(FissionRuleTable& table);           // MaxPool, AveragePool, GlobalX, LpPool
 void add_resize_rules(FissionRuleTable& table);         // Resize as index maps
+void add_sequence_rules(FissionRuleTable& table);       // RNN, GRU, LSTM unrolled
+void add_loss_rules(FissionRuleTable& table);           // NegativeLogLikelihoodLoss, SoftmaxCrossEntropyLoss
+void add_signal_rules(FissionRuleTable& table);         // DFT, STFT, EyeLike, MelWeightMatrix
 
 }  // namespace orchid::fission

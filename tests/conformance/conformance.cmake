@@ -1,8 +1,11 @@
 # ONNX backend conformance suite: every test folder of the ONNX test data
-# (node, pytorch-converted, pytorch-operator, simple) through `orchid check`.
-# Fails if a test of tests/conformance/expected_pass.txt no longer passes;
-# writes docs/conformance.md (pass / fail / unsupported / error per test and
-# per operator) in the source tree. Skipped (exit 77) where the test data
+# (node, pytorch-converted, pytorch-operator, simple) through `orchid check`,
+# once as imported and once with --fission (the graph after fission into
+# primitives). Fails if a test of tests/conformance/expected_pass.txt no
+# longer passes, or one of expected_pass_fission.txt no longer passes with
+# fission; writes docs/conformance.md (pass / fail / unsupported / error per
+# test and per operator, plus the pass-with-fission columns) in the source
+# tree. Skipped (exit 77) where the test data
 # (Debian's libonnx-testdata) is not installed.
 #
 # The runner needs the `onnx` Python package to list each model's operators:
@@ -27,10 +30,12 @@ if(ORCHID_CONFORMANCE_PYTHON)
       --orchid $<TARGET_FILE:orchid>
       --data-dir ${ORCHID_CONFORMANCE_DATA}
       --check-expected
+      --with-fission
       --report ${PROJECT_SOURCE_DIR}/docs/conformance.md
     WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
-  # Uses every core (--jobs defaults to nproc); a few seconds on 2 cores today,
-  # the timeout leaves room for slow reference kernels and sanitizer builds.
+  # Uses every core (--jobs defaults to nproc); both modes together should stay
+  # under ~2 minutes on 2 cores; the timeout leaves room for slow reference
+  # kernels and sanitizer builds.
   set_tests_properties(conformance PROPERTIES
     TIMEOUT 1800
     RUN_SERIAL TRUE

@@ -6,6 +6,7 @@
 // else is a finding: an InternalError or another exception (printed, then
 // abort), a crash, or a sanitizer report. Graphs above the size caps are not
 // run, so that a legitimately large model is not reported as out-of-memory.
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -28,9 +29,10 @@ bool small_enough(const orchid::Graph& graph) {
   if (graph.nodes().size() > kMaxNodes) return false;
   long double total = 0;
   for (size_t id = 0; id < graph.num_values(); ++id) {
-    long double numel = 1;
-    for (int64_t d : graph.value(orchid::ValueId(id)).type.shape) numel *= (long double)d;
-    total += numel;
+    // Zero dimensions count as 1: loops over [0, 2^40] need not be cheap.
+    long double size = 1;
+    for (int64_t d : graph.value(orchid::ValueId(id)).type.shape) size *= (long double)std::max<int64_t>(d, 1);
+    total += size;
     if (total > kMaxTotalElements) return false;
   }
   return true;

@@ -113,9 +113,11 @@ class GraphBuilder {
   // elements so that later shape arithmetic cannot overflow.
   Shape input_shape(const onnx::ValueInfoProto& input) {
     Shape shape = declared_input_shape(input);
-    long double numel = 1;
-    for (int64_t d : shape) numel *= (long double)d;
-    if (numel > (long double)(int64_t(1) << 40)) {
+    // Zero dimensions count as 1: [0, 2^62] holds no data, yet loops over it
+    // would not end.
+    long double size = 1;
+    for (int64_t d : shape) size *= (long double)std::max<int64_t>(d, 1);
+    if (size > (long double)(int64_t(1) << 40)) {
       ORCHID_FAIL() << file_ << ": input '" << input.name() << "' has shape " << shape_to_string(shape)
                     << ", more than 2^40 elements";
     }
@@ -254,6 +256,14 @@ class GraphBuilder {
     }
   }
 
+  // Whether a tensor of this type is small enough to be materialized while
+  // importing (2^28 elements: 1 GiB of float32).
+  static bool foldable_size(const TensorType& type) {
+    long double size = 1;
+    for (int64_t d : type.shape) size *= (long double)std::max<int64_t>(d, 1);
+    return size <= (long double)(int64_t(1) << 28);
+  }
+
   // Folds the node when every input is a constant; otherwise infers its
   // output types, specializing on offered input values where an operator
   // needs them.
@@ -274,12 +284,19 @@ class GraphBuilder {
     // when the input is computed at run time.
     std::vector<Tensor> placeholders;
     if (!all_constant && node.domain.empty() && (node.op == "Shape" || node.op == "Size") &&
-        !node.inputs.empty() && node.inputs[0] != kNoValue && !values[0]) {
+        !node.inputs.empty() && node.inputs[0] != kNoValue && !values[0] && foldable_size(*types[0])) {
       placeholders.emplace_back(*types[0]);
       values[0] = &placeholders[0];
       all_constant = true;
     }
     try {
+      // Folding materializes the outputs: a huge one (ConstantOfShape of a
+      // corrupt shape) stays a run-time node rather than being allocated here.
+      if (all_constant) {
+        for (const TensorType& type : reference::infer_node(node, types, values)) {
+          all_constant &= foldable_size(type);
+        }
+      }
       if (all_constant) {
         *folded = reference::evaluate_node(node, values);
         std::vector<TensorType> out;

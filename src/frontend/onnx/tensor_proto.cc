@@ -2,6 +2,7 @@
 
 #include <onnx/onnx_pb.h>
 
+#include <algorithm>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -20,10 +21,14 @@ Shape proto_shape(const onnx::TensorProto& proto, const std::string& context) {
     if (d < 0) ORCHID_FAIL() << context << ": negative dimension " << d;
     shape.push_back(d);
   }
-  // Guard against absurd sizes from corrupt files before allocating.
-  long double numel = 1;
-  for (int64_t d : shape) numel *= (long double)d;
-  if (numel > (long double)(int64_t(1) << 40)) ORCHID_FAIL() << context << ": tensor is too large";
+  // Guard against absurd sizes from corrupt files before allocating. Zero
+  // dimensions count as 1: [0, 2^62] holds no data, yet loops over it would
+  // not end.
+  long double size = 1;
+  for (int64_t d : shape) size *= (long double)std::max<int64_t>(d, 1);
+  if (size > (long double)(int64_t(1) << 40)) {
+    ORCHID_FAIL() << context << ": shape " << shape_to_string(shape) << " is too large (more than 2^40 elements)";
+  }
   return shape;
 }
 

@@ -289,6 +289,12 @@ TEST(ImporterErrors, NegativeAndHugeInitializerDims) {
   init->add_dims(int64_t(1) << 40);
   add_node(huge, "Add", "add", {"x", "w"}, {"y"});
   EXPECT_MESSAGE(import_error(huge), "bad.onnx", "initializer 'w'", "too large");
+
+  auto empty = make_model({{"x", {2}}}, {"y"});
+  init = add_float_initializer(empty, "w", {0});
+  init->add_dims(int64_t(1) << 62);  // no data, yet a loop over it would not end
+  add_node(empty, "Add", "add", {"x", "w"}, {"y"});
+  EXPECT_MESSAGE(import_error(empty), "bad.onnx", "initializer 'w'", "too large");
 }
 
 // A big declared shape with little data is rejected before anything of the
@@ -309,9 +315,25 @@ TEST(ImporterErrors, HugeInputShape) {
   add_node(model, "Relu", "relu", {"x"}, {"y"});
   EXPECT_MESSAGE(import_error(model), "bad.onnx", "input 'x'", "more than 2^40 elements");
   ImportOptions options;
-  options.input_shapes["x"] = {int64_t(1) << 62, 4};
+  options.input_shapes["x"] = {0, int64_t(1) << 62};
   EXPECT_MESSAGE(import_error(relu_model(), "/nonexistent", options), "bad.onnx", "input 'x'",
                  "more than 2^40 elements");
+}
+
+// Folding would materialize 2^38 elements: the importer leaves such nodes to
+// run time instead of allocating them.
+TEST(ImporterErrors, HugeConstantIsNotFolded) {
+  auto model = make_model({{"x", {int64_t(1) << 19, int64_t(1) << 19}}}, {"y", "s"});
+  auto* shape = model.mutable_graph()->add_initializer();
+  shape->set_name("shape");
+  shape->set_data_type(onnx::TensorProto::INT64);
+  shape->add_dims(2);
+  shape->add_int64_data(int64_t(1) << 19);
+  shape->add_int64_data(int64_t(1) << 19);
+  add_node(model, "ConstantOfShape", "fill", {"shape"}, {"y"});
+  add_node(model, "Shape", "shape_of_x", {"x"}, {"s"});
+  auto result = import_model_bytes(serialize(model), "big.onnx", "/nonexistent");
+  EXPECT_EQ(result.graph.nodes().size(), 2u);
 }
 
 // An initializer whose data lives in `location` (offset 0, the tensor's size).
