@@ -54,7 +54,7 @@ Tensor Tensor::scalar_i64(int64_t value) {
 
 Tensor Tensor::vector_i64(const std::vector<int64_t>& values) {
   Tensor t(DType::Int64, {int64_t(values.size())});
-  std::memcpy(t.raw(), values.data(), values.size() * sizeof(int64_t));
+  if (!values.empty()) std::memcpy(t.raw(), values.data(), values.size() * sizeof(int64_t));
   return t;
 }
 

@@ -193,6 +193,10 @@ def tensor_file_cases(d, relu):
                            ("x=2x", "''")):
         expect_error(f"bad --shape syntax '{spec}'", ["run", relu, "--random-inputs", "--shape", spec],
                      "--shape", fragment)
+    expect_error("no subcommand", [], "subcommand is required")
+    expect_error("unknown subcommand", ["frobnicate"], "unknown subcommand 'frobnicate'", "run")
+    expect_error("run without a model", ["run"], "model is required")
+    expect_error("--seed that is not a number", ["run", relu, "--random-inputs", "--seed", "abc"], "--seed", "abc")
     expect_error("--shape of wrong rank", ["run", relu, "--random-inputs", "--shape", "x=2x3x4"], "relu.onnx",
                  "'x'", "rank 3", "rank 2")
 

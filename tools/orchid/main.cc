@@ -14,6 +14,17 @@ int main(int argc, char** argv) {
   orchid::cli::add_run_command(app, status);
   orchid::cli::add_check_command(app, status);
   orchid::cli::add_show_command(app, status);
+  // CLI11 reports a misspelt subcommand as a missing one; name it instead.
+  std::string known;
+  bool is_known = false;
+  for (const CLI::App* sub : app.get_subcommands({})) {
+    known += (known.empty() ? "" : ", ") + sub->get_name();
+    is_known |= argc > 1 && sub->get_name() == argv[1];
+  }
+  if (argc > 1 && argv[1][0] != '-' && !is_known) {
+    std::cerr << "orchid: error: unknown subcommand '" << argv[1] << "' (known: " << known << ")\n";
+    return 2;
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -21,7 +32,9 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForAllHelp& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    app.exit(e);
+    if (e.get_exit_code() == 0) return app.exit(e);
+    // Bad arguments are user errors like any other: same prefix, status 2.
+    std::cerr << "orchid: error: " << e.what() << "\nRun with --help for more information.\n";
     return 2;
   } catch (const orchid::Error& e) {
     std::cerr << "orchid: error: " << e.what() << "\n";

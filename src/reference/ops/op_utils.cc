@@ -26,7 +26,7 @@ Shape broadcast_shapes(const std::vector<Shape>& shapes) {
 }
 
 int64_t normalize_axis(int64_t axis, int64_t rank) {
-  if (axis < -rank || axis >= std::max<int64_t>(rank, 1)) {
+  if (axis < -rank || axis >= rank) {
     ORCHID_FAIL() << "axis " << axis << " is out of range for rank " << rank;
   }
   return axis < 0 ? axis + rank : axis;
