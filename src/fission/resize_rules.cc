@@ -21,13 +21,14 @@
 // coordinate formulas with elementwise primitives into run-time Gather
 // indices (nearest and linear modes).
 //
-// The coordinate formulas replicate src/reference/ops/resize.cc (its helpers
-// are file-local): keep ResizeAttrs/plan/axis_taps below in sync with it.
+// The attribute parsing, plan and coordinate/tap formulas are the reference's
+// own (src/reference/ops/resize_plan.h).
 #include <algorithm>
 #include <cmath>
 #include <numeric>
 
 #include "fission/rules.h"
+#include "reference/ops/resize_plan.h"
 #include "support/error.h"
 
 namespace orchid::fission {
@@ -35,32 +36,11 @@ namespace {
 
 constexpr size_t kMaxGatherTaps = 4;
 
-enum class Mode { Nearest, Linear, Cubic };
-
-struct ResizeAttrs {
-  Mode mode = Mode::Nearest;
-  std::string coordinate_mode, nearest_mode;
-  double cubic_a = -0.75;
-  bool exclude_outside = false, antialias = false;
-};
-
-ResizeAttrs parse_attrs(const Attributes& attrs) {
-  ResizeAttrs a;
-  std::string mode = attrs.get_string("mode", "nearest");
-  a.mode = mode == "linear" ? Mode::Linear : mode == "cubic" ? Mode::Cubic : Mode::Nearest;
-  a.coordinate_mode = attrs.get_string("coordinate_transformation_mode", "half_pixel");
-  a.nearest_mode = attrs.get_string("nearest_mode", "round_prefer_floor");
-  a.cubic_a = attrs.get_float("cubic_coeff_a", -0.75);
-  a.exclude_outside = attrs.get_int("exclude_outside", 0) != 0;
-  a.antialias = attrs.get_int("antialias", 0) != 0;
-  return a;
-}
-
-// Per axis of X: output size, scale and roi (as the reference's plan_resize).
-struct ResizePlan {
-  Shape out;
-  std::vector<double> scales, roi_start, roi_end;
-};
+using reference::ResizeAttrs;
+using reference::ResizeAxis;
+using reference::ResizeMode;
+using reference::ResizePlan;
+using reference::ResizeTaps;
 
 const Tensor* present(const FissionBuilder& b, const Node& node, size_t i, const char* name) {
   if (i >= node.inputs.size() || node.inputs[i] == kNoValue) return nullptr;
@@ -76,168 +56,13 @@ bool runtime_roi(const Node& node, const FissionBuilder& b) {
          node.attrs.get_string("coordinate_transformation_mode", "half_pixel") == "tf_crop_and_resize";
 }
 
-std::vector<int64_t> resized_axes(const Attributes& attrs, int64_t rank) {
-  std::vector<int64_t> axes;
-  if (!attrs.has("axes")) {
-    axes.resize(size_t(rank));
-    std::iota(axes.begin(), axes.end(), 0);
-    return axes;
-  }
-  for (int64_t axis : attrs.get_ints("axes")) axes.push_back(axis < 0 ? axis + rank : axis);
-  return axes;
-}
-
-void apply_sizes(ResizePlan& plan, const Attributes& attrs, const std::vector<int64_t>& axes, const Tensor& sizes,
-                 const Shape& in) {
-  for (size_t i = 0; i < axes.size(); ++i) {
-    size_t axis = size_t(axes[i]);
-    plan.out[axis] = sizes.at_i64(int64_t(i));
-    plan.scales[axis] = double(plan.out[axis]) / double(in[axis]);
-  }
-  std::string policy = attrs.get_string("keep_aspect_ratio_policy", "stretch");
-  if (policy == "stretch") return;
-  double scale = plan.scales[size_t(axes[0])];
-  for (int64_t axis : axes) {
-    double s = plan.scales[size_t(axis)];
-    scale = policy == "not_larger" ? std::min(scale, s) : std::max(scale, s);
-  }
-  for (int64_t axis : axes) {
-    plan.scales[size_t(axis)] = scale;
-    plan.out[size_t(axis)] = int64_t(scale * double(in[size_t(axis)]) + 0.5);
-  }
-}
-
 ResizePlan plan_resize(const Node& node, const FissionBuilder& b) {
-  const Shape& in = b.shape(node.inputs[0]);
-  std::vector<int64_t> axes = resized_axes(node.attrs, int64_t(in.size()));
-  ResizePlan plan{in, std::vector<double>(in.size(), 1.0), std::vector<double>(in.size(), 0.0),
-                  std::vector<double>(in.size(), 1.0)};
   // roi only matters for tf_crop_and_resize: elsewhere it may be anything.
   bool uses_roi = node.attrs.get_string("coordinate_transformation_mode", "half_pixel") == "tf_crop_and_resize";
-  if (const Tensor* roi = uses_roi && !runtime_roi(node, b) ? present(b, node, 1, "roi") : nullptr) {
-    for (size_t i = 0; i < axes.size(); ++i) {
-      plan.roi_start[size_t(axes[i])] = roi->at_f64(int64_t(i));
-      plan.roi_end[size_t(axes[i])] = roi->at_f64(int64_t(i + axes.size()));
-    }
-  }
+  const Tensor* roi = uses_roi && !runtime_roi(node, b) ? present(b, node, 1, "roi") : nullptr;
   const Tensor* scales = present(b, node, 2, "scales");
   const Tensor* sizes = present(b, node, 3, "sizes");
-  if (sizes) {
-    apply_sizes(plan, node.attrs, axes, *sizes, in);
-    return plan;
-  }
-  ORCHID_CHECK(scales) << node.describe() << ": neither scales nor sizes";
-  for (size_t i = 0; i < axes.size(); ++i) {
-    size_t axis = size_t(axes[i]);
-    plan.scales[axis] = scales->at_f64(int64_t(i));
-    plan.out[axis] = int64_t(std::floor(double(in[axis]) * plan.scales[axis]));
-  }
-  return plan;
-}
-
-// ------------------------------------------------------------- per-axis taps
-struct Taps {
-  bool outside = false;
-  std::vector<int64_t> index;  // clamped into [0, in)
-  std::vector<double> weight;
-};
-
-struct AxisMap {
-  int64_t in = 0, out = 0;
-  double scale = 1, roi_start = 0, roi_end = 1;
-};
-
-double original_coordinate(const ResizeAttrs& a, int64_t x, const AxisMap& m) {
-  double out_width = m.scale * double(m.in);  // not rounded, as in the ONNX reference
-  const std::string& c = a.coordinate_mode;
-  if (c == "align_corners") return out_width == 1 ? 0.0 : double(x) * double(m.in - 1) / (out_width - 1);
-  if (c == "asymmetric") return double(x) / m.scale;
-  if (c == "tf_half_pixel_for_nn") return (double(x) + 0.5) / m.scale;
-  if (c == "tf_crop_and_resize") {
-    double span = (m.roi_end - m.roi_start) * double(m.in - 1);
-    double x_ori = out_width == 1 ? span / 2 : double(x) * span / (out_width - 1);
-    return x_ori + m.roi_start * double(m.in - 1);
-  }
-  if (c == "pytorch_half_pixel") return out_width == 1 ? -0.5 : (double(x) + 0.5) / m.scale - 0.5;
-  if (c == "half_pixel_symmetric") {
-    double adjustment = double(m.out) / out_width;
-    double offset = double(m.in) / 2 * (1 - adjustment);
-    return offset + (double(x) + 0.5) / m.scale - 0.5;
-  }
-  return (double(x) + 0.5) / m.scale - 0.5;  // half_pixel
-}
-
-double cubic_kernel(double A, double t) {  // Keys' cubic kernel
-  t = std::abs(t);
-  if (t <= 1) return ((A + 2) * t - (A + 3)) * t * t + 1;
-  if (t < 2) return ((A * t - 5 * A) * t + 8 * A) * t - 4 * A;
-  return 0.0;
-}
-
-// Weights of the taps at offsets start, start + 1, ... from the base index;
-// returns start.
-int64_t tap_weights(const ResizeAttrs& a, double ratio, double scale, std::vector<double>& w) {
-  w.clear();
-  if (a.mode == Mode::Nearest) {
-    bool ceil_side;
-    if (ratio == 1.0)
-      ceil_side = true;
-    else if (a.nearest_mode == "round_prefer_floor")
-      ceil_side = ratio > 0.5;
-    else if (a.nearest_mode == "round_prefer_ceil")
-      ceil_side = ratio >= 0.5;
-    else
-      ceil_side = a.nearest_mode == "ceil";
-    w = {ceil_side ? 0.0 : 1.0, ceil_side ? 1.0 : 0.0};
-    return 0;
-  }
-  if (a.antialias && scale < 1.0) {
-    int64_t start = a.mode == Mode::Linear ? int64_t(std::floor(-1 / scale) + 1) : int64_t(std::floor(-2 / scale) + 1);
-    double sum = 0;
-    for (int64_t i = start; i < 2 - start; ++i) {
-      double t = scale * (double(i) - ratio);
-      w.push_back(a.mode == Mode::Linear ? std::clamp(1 - std::abs(t), 0.0, 1.0) : cubic_kernel(a.cubic_a, t));
-      sum += w.back();
-    }
-    for (double& v : w) v /= sum;
-    return start;
-  }
-  if (a.mode == Mode::Linear) {
-    w = {1 - ratio, ratio};
-    return 0;
-  }
-  double A = a.cubic_a;
-  w = {cubic_kernel(A, ratio + 1), cubic_kernel(A, ratio), cubic_kernel(A, 1 - ratio), cubic_kernel(A, 2 - ratio)};
-  return -1;
-}
-
-Taps axis_taps(const ResizeAttrs& a, int64_t x, const AxisMap& m) {
-  Taps taps;
-  double x_ori = original_coordinate(a, x, m);
-  if (a.coordinate_mode == "tf_crop_and_resize" && (x_ori < 0 || x_ori > double(m.in - 1))) {
-    taps.outside = true;
-    return taps;
-  }
-  int64_t base = int64_t(std::ceil(x_ori)) - 1;
-  std::vector<double> w;
-  int64_t start = tap_weights(a, x_ori - double(base), m.scale, w);
-  int64_t n = int64_t(w.size());
-  int64_t pad = (n + 1) / 2;  // the reference's edge padding of X
-  int64_t first = std::clamp<int64_t>(base + start, -pad, m.in + pad - n);
-  double kept = 0;
-  for (int64_t j = 0; j < n; ++j) {
-    int64_t idx = first + j;
-    double weight = w[size_t(j)];
-    if (a.exclude_outside && (idx < 0 || idx >= m.in)) weight = 0;
-    kept += weight;
-    if (weight == 0) continue;
-    taps.index.push_back(std::clamp<int64_t>(idx, 0, m.in - 1));
-    taps.weight.push_back(weight);
-  }
-  if (a.exclude_outside && kept != 0) {
-    for (double& v : taps.weight) v /= kept;
-  }
-  return taps;
+  return reference::resize_plan(node.attrs, b.shape(node.inputs[0]), roi, scales, sizes);
 }
 
 // ------------------------------------------------------------- emission
@@ -249,10 +74,10 @@ Shape along_axis(int64_t out, size_t axis, size_t rank) {
   return shape;
 }
 
-bool is_identity(const std::vector<Taps>& taps, int64_t in) {
+bool is_identity(const std::vector<ResizeTaps>& taps, int64_t in) {
   if (int64_t(taps.size()) != in) return false;
   for (size_t o = 0; o < taps.size(); ++o) {
-    const Taps& t = taps[o];
+    const ResizeTaps& t = taps[o];
     if (t.outside || t.index.size() != 1 || t.index[0] != int64_t(o) || t.weight[0] != 1.0) return false;
   }
   return true;
@@ -260,9 +85,9 @@ bool is_identity(const std::vector<Taps>& taps, int64_t in) {
 
 // Every coordinate (outside ones aside, which the mask overwrites) reads one
 // input with weight 1: returns its index vector, else an empty one.
-std::vector<int64_t> single_indices(const std::vector<Taps>& taps) {
+std::vector<int64_t> single_indices(const std::vector<ResizeTaps>& taps) {
   std::vector<int64_t> index;
-  for (const Taps& t : taps) {
+  for (const ResizeTaps& t : taps) {
     if (t.outside) {
       index.push_back(0);
       continue;
@@ -280,7 +105,7 @@ ValueId gather(FissionBuilder& b, ValueId x, const std::vector<int64_t>& index, 
 }
 
 // Sum over tap slots j of Gather(x, index_j) * weight_j along `axis`.
-ValueId weighted_gathers(FissionBuilder& b, ValueId x, const std::vector<Taps>& taps, size_t axis, size_t slots) {
+ValueId weighted_gathers(FissionBuilder& b, ValueId x, const std::vector<ResizeTaps>& taps, size_t axis, size_t slots) {
   DType dtype = b.dtype(x);
   Shape wshape = along_axis(int64_t(taps.size()), axis, b.rank(x));
   ValueId acc = kNoValue;
@@ -299,7 +124,7 @@ ValueId weighted_gathers(FissionBuilder& b, ValueId x, const std::vector<Taps>& 
 }
 
 // out = W @ x along `axis`, W[o][i] = the summed weights of input i for o.
-ValueId matrix_along_axis(FissionBuilder& b, ValueId x, const std::vector<Taps>& taps, size_t axis) {
+ValueId matrix_along_axis(FissionBuilder& b, ValueId x, const std::vector<ResizeTaps>& taps, size_t axis) {
   const Shape shape = b.shape(x);  // a copy: adding constants may move the graph's values
   int64_t in = shape[axis], out = int64_t(taps.size());
   int64_t prefix = 1, suffix = 1;
@@ -310,7 +135,7 @@ ValueId matrix_along_axis(FissionBuilder& b, ValueId x, const std::vector<Taps>&
   Tensor w(b.dtype(x), last ? Shape{in, out} : Shape{out, in});
   std::vector<double> dense(size_t(in * out), 0.0);
   for (int64_t o = 0; o < out; ++o) {
-    const Taps& t = taps[size_t(o)];
+    const ResizeTaps& t = taps[size_t(o)];
     for (size_t j = 0; j < t.index.size(); ++j) {
       int64_t flat = last ? t.index[j] * out + o : o * in + t.index[j];
       dense[size_t(flat)] += t.weight[j];
@@ -326,11 +151,11 @@ ValueId matrix_along_axis(FissionBuilder& b, ValueId x, const std::vector<Taps>&
 }
 
 // Applies one axis's taps; `compute` is the float type weights are applied in.
-ValueId resize_axis(FissionBuilder& b, ValueId x, const std::vector<Taps>& taps, size_t axis, DType compute) {
+ValueId resize_axis(FissionBuilder& b, ValueId x, const std::vector<ResizeTaps>& taps, size_t axis, DType compute) {
   std::vector<int64_t> index = single_indices(taps);
   if (!index.empty() || taps.empty()) return gather(b, x, index, axis);
   size_t slots = 0;
-  for (const Taps& t : taps) slots = std::max(slots, t.index.size());
+  for (const ResizeTaps& t : taps) slots = std::max(slots, t.index.size());
   x = b.cast(x, compute);
   if (slots <= kMaxGatherTaps) return weighted_gathers(b, x, taps, axis, slots);
   return matrix_along_axis(b, x, taps, axis);
@@ -338,7 +163,7 @@ ValueId resize_axis(FissionBuilder& b, ValueId x, const std::vector<Taps>& taps,
 
 // The outside mask of tf_crop_and_resize (true where any axis is outside),
 // broadcastable to the output; kNoValue when nothing is outside.
-ValueId outside_mask(FissionBuilder& b, const std::vector<std::vector<Taps>>& taps) {
+ValueId outside_mask(FissionBuilder& b, const std::vector<std::vector<ResizeTaps>>& taps) {
   ValueId mask = kNoValue;
   size_t rank = taps.size();
   for (size_t d = 0; d < rank; ++d) {
@@ -357,8 +182,9 @@ ValueId outside_mask(FissionBuilder& b, const std::vector<std::vector<Taps>>& ta
 
 // ------------------------------------------------------------- run-time roi
 // tf_crop_and_resize whose roi is only known at run time: the same formulas
-// as axis_taps, evaluated by elementwise primitives (coordinates in float64)
-// into index and weight vectors that feed Gathers with run-time indices.
+// as resize_axis_taps, evaluated by elementwise primitives (coordinates in
+// float64) into index and weight vectors that feed Gathers with run-time
+// indices.
 // Nearest and linear modes only (no exclude_outside, no antialias).
 struct RuntimeAxis {
   ValueId index[2] = {kNoValue, kNoValue}, weight[2] = {kNoValue, kNoValue};
@@ -366,7 +192,7 @@ struct RuntimeAxis {
 };
 
 RuntimeAxis runtime_axis(FissionBuilder& b, const ResizeAttrs& a, ValueId roi, size_t i, size_t naxes,
-                         const AxisMap& m) {
+                         const ResizeAxis& m) {
   const DType f64 = DType::Float64;
   auto c = [&](double v) { return b.scalar(v, f64); };
   double in1 = double(m.in - 1), out_width = m.scale * double(m.in);
@@ -386,7 +212,7 @@ RuntimeAxis runtime_axis(FissionBuilder& b, const ResizeAttrs& a, ValueId roi, s
   ValueId ratio = b.binary("Sub", x_ori, base);
   ValueId first = b.binary("Min", b.binary("Max", base, c(-1.0)), c(in1));  // clamp(base, -pad, in + pad - n)
   auto index_at = [&](ValueId v) { return b.cast(b.binary("Min", b.binary("Max", v, c(0.0)), c(in1)), DType::Int64); };
-  if (a.mode == Mode::Linear) {
+  if (a.mode == ResizeMode::Linear) {
     r.index[0] = index_at(first);
     r.index[1] = index_at(b.binary("Add", first, c(1.0)));
     r.weight[0] = b.binary("Sub", c(1.0), ratio);
@@ -409,16 +235,16 @@ RuntimeAxis runtime_axis(FissionBuilder& b, const ResizeAttrs& a, ValueId roi, s
 
 std::vector<ValueId> resize_runtime_roi(const Node& node, FissionBuilder& b, const ResizeAttrs& a,
                                         const ResizePlan& plan) {
-  if (a.mode == Mode::Cubic || a.exclude_outside || a.antialias) {
+  if (a.mode == ResizeMode::Cubic || a.exclude_outside || a.antialias) {
     ORCHID_FAIL() << node.describe() << ": tf_crop_and_resize with a run-time roi is fissioned for nearest and "
                   << "linear modes only (no exclude_outside, no antialias)";
   }
   ValueId x = node.inputs[0];
   DType dtype = b.dtype(x);
   Shape in = b.shape(x);
-  std::vector<int64_t> axes = resized_axes(node.attrs, int64_t(in.size()));
+  std::vector<int64_t> axes = reference::resize_axes(node.attrs, int64_t(in.size()));
   ValueId roi = b.cast(node.inputs[1], DType::Float64);
-  ValueId y = a.mode == Mode::Nearest ? x : b.cast(x, dtype == DType::Float32 ? dtype : DType::Float64);
+  ValueId y = a.mode == ResizeMode::Nearest ? x : b.cast(x, dtype == DType::Float32 ? dtype : DType::Float64);
   ValueId mask = kNoValue;
   for (size_t i = 0; i < axes.size(); ++i) {
     size_t d = size_t(axes[i]);
@@ -449,14 +275,14 @@ std::vector<ValueId> resize(const Node& node, FissionBuilder& b) {
   // Integer images (uint8, ...) interpolate in float64 so that the final
   // truncating Cast sees the reference's values.
   DType compute = dtype == DType::Float64 || !is_float(dtype) ? DType::Float64 : DType::Float32;
-  ResizeAttrs a = parse_attrs(node.attrs);
+  ResizeAttrs a = reference::parse_resize_attrs(node.attrs);
   ResizePlan plan = plan_resize(node, b);
   if (runtime_roi(node, b)) return resize_runtime_roi(node, b, a, plan);
   size_t rank = b.rank(x);
-  std::vector<std::vector<Taps>> taps(rank);
+  std::vector<std::vector<ResizeTaps>> taps(rank);
   for (size_t d = 0; d < rank; ++d) {
-    AxisMap m{b.shape(x)[d], plan.out[d], plan.scales[d], plan.roi_start[d], plan.roi_end[d]};
-    for (int64_t o = 0; o < m.out; ++o) taps[d].push_back(axis_taps(a, o, m));
+    ResizeAxis m{b.shape(x)[d], plan.out[d], plan.scales[d], plan.roi_start[d], plan.roi_end[d]};
+    for (int64_t o = 0; o < m.out; ++o) taps[d].push_back(reference::resize_axis_taps(a, o, m));
   }
   // Shrinking axes first: later axes then work on fewer elements.
   std::vector<size_t> order(rank);
