@@ -20,6 +20,7 @@
 #include <set>
 
 #include "fission/rules.h"
+#include "reference/ops/einsum.h"
 #include "support/error.h"
 
 namespace orchid::fission {
@@ -65,21 +66,8 @@ std::vector<ValueId> gemm_rule(const Node& node, FissionBuilder& b) {
 // ---------------------------------------------------------------------------
 // Einsum
 
-constexpr int kEllipsis = -1;
+constexpr int kEllipsis = reference::kEinsumEllipsis;
 constexpr int kEllipsisKey = 1000;  // the label of ellipsis dimension t: 1000 + t
-
-std::vector<int> parse_term(const std::string& term) {
-  std::vector<int> labels;
-  for (size_t i = 0; i < term.size(); ++i) {
-    if (term[i] == '.') {
-      labels.push_back(kEllipsis);
-      i += 2;
-    } else {
-      labels.push_back(term[i]);
-    }
-  }
-  return labels;
-}
 
 bool contains(const std::vector<int>& labels, int l) {
   return std::find(labels.begin(), labels.end(), l) != labels.end();
@@ -97,19 +85,8 @@ struct EinsumProblem {
 
 // Labels per dimension; ellipsis dimensions right-aligned to the widest one.
 EinsumProblem parse_einsum(const Node& node, FissionBuilder& b) {
-  std::string eq;
-  for (char c : node.attrs.get_string("equation", "")) {
-    if (!std::isspace(static_cast<unsigned char>(c))) eq += c;
-  }
-  size_t arrow = eq.find("->");
-  std::string lhs = eq.substr(0, arrow);
-  std::vector<std::vector<int>> terms;
-  for (size_t start = 0;;) {
-    size_t comma = lhs.find(',', start);
-    terms.push_back(parse_term(lhs.substr(start, comma - start)));
-    if (comma == std::string::npos) break;
-    start = comma + 1;
-  }
+  reference::EinsumEquation parsed = reference::parse_einsum_equation(node.attrs.get_string("equation", ""));
+  const std::vector<std::vector<int>>& terms = parsed.inputs;
   ORCHID_CHECK(terms.size() == node.inputs.size()) << "checked by inference";
   // Dimensions the "..." of term i stands for (0 without one).
   auto ellipsis_dims = [&](size_t i) {
@@ -135,14 +112,14 @@ EinsumProblem parse_einsum(const Node& node, FissionBuilder& b) {
   }
   std::vector<int> ellipsis_labels;
   for (int64_t t = 0; t < ellipsis_rank; ++t) ellipsis_labels.push_back(kEllipsisKey + int(t));
-  if (arrow == std::string::npos) {
+  if (!parsed.has_output) {
     p.output = ellipsis_labels;
     for (auto [l, count] : counts) {
       if (count == 1) p.output.push_back(l);
     }
     return p;
   }
-  for (int l : parse_term(eq.substr(arrow + 2))) {
+  for (int l : reference::parse_einsum_term(parsed.output_text)) {
     if (l == kEllipsis) {
       p.output.insert(p.output.end(), ellipsis_labels.begin(), ellipsis_labels.end());
     } else {

@@ -13,107 +13,21 @@
 #include <cctype>
 
 #include "fission/rules.h"
+#include "reference/ops/recurrent_attrs.h"
 #include "support/error.h"
 
 namespace orchid::fission {
 
 namespace {
 
-enum class Cell { Rnn, Gru, Lstm };
+using Cell = reference::RecurrentCell;
+using Config = reference::RecurrentConfig;
+using Activation = reference::RecurrentActivation;
 
-int64_t num_gates(Cell cell) { return cell == Cell::Rnn ? 1 : cell == Cell::Gru ? 3 : 4; }
-size_t num_activations(Cell cell) { return cell == Cell::Rnn ? 1 : cell == Cell::Gru ? 2 : 3; }
-
-struct Activation {
-  std::string name;  // lower case
-  double alpha = 0;
-  double beta = 0;
-};
-
-// Activation names, how many of alpha/beta each takes, and their ONNX defaults.
-struct ActivationInfo {
-  const char* name;
-  int takes;  // 0: none, 1: alpha, 2: alpha and beta
-  double alpha, beta;
-};
-constexpr ActivationInfo kActivations[] = {
-    {"sigmoid", 0, 0, 0},         {"tanh", 0, 0, 0},     {"relu", 0, 0, 0},
-    {"softsign", 0, 0, 0},        {"softplus", 0, 0, 0}, {"affine", 2, 1.0, 0.0},
-    {"leakyrelu", 1, 0.01, 0},    {"thresholdedrelu", 1, 1.0, 0}, {"scaledtanh", 2, 1.0, 1.0},
-    {"hardsigmoid", 2, 0.2, 0.5}, {"elu", 1, 1.0, 0},
-};
-
-struct Config {
-  Cell cell = Cell::Rnn;
-  int64_t hidden = 0;
-  int64_t dirs = 1;
-  bool reverse_only = false;  // direction == "reverse"
-  int64_t layout = 0;
-  bool has_clip = false;
-  double clip = 0;
-  bool linear_before_reset = false;
-  bool input_forget = false;
-  std::vector<std::vector<Activation>> activations;  // per direction
-};
-
-std::string lower(std::string s) {
-  for (char& c : s) c = char(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
-
-// The activation list per direction, with alpha/beta consumed in order by the
-// functions that take them (ONNX defaults when the lists run out).
-std::vector<std::vector<Activation>> parse_activations(const Node& node, Cell cell, int64_t dirs) {
-  size_t per_dir = num_activations(cell);
-  std::vector<std::string> names = node.attrs.get_strings("activations");
-  if (names.empty()) {
-    names = cell == Cell::Rnn   ? std::vector<std::string>{"tanh"}
-            : cell == Cell::Gru ? std::vector<std::string>{"sigmoid", "tanh"}
-                                : std::vector<std::string>{"sigmoid", "tanh", "tanh"};
-  }
-  if (names.size() == per_dir && dirs == 2) {
-    std::vector<std::string> forward = names;
-    names.insert(names.end(), forward.begin(), forward.end());
-  } else if (names.size() != per_dir * size_t(dirs)) {
-    throw Error(node.describe() + ": attribute 'activations' lists " + std::to_string(names.size()) + " functions");
-  }
-  std::vector<double> alphas = node.attrs.get_floats("activation_alpha");
-  std::vector<double> betas = node.attrs.get_floats("activation_beta");
-  size_t next_alpha = 0, next_beta = 0;
-  std::vector<std::vector<Activation>> result(static_cast<size_t>(dirs));
-  for (size_t i = 0; i < names.size(); ++i) {
-    Activation act{lower(names[i])};
-    const ActivationInfo* info = nullptr;
-    for (const auto& candidate : kActivations) {
-      if (act.name == candidate.name) info = &candidate;
-    }
-    if (!info) throw Error(node.describe() + ": unsupported activation function '" + names[i] + "'");
-    act.alpha = info->alpha;
-    act.beta = info->beta;
-    if (info->takes >= 1 && next_alpha < alphas.size()) act.alpha = alphas[next_alpha++];
-    if (info->takes >= 2 && next_beta < betas.size()) act.beta = betas[next_beta++];
-    result[i / per_dir].push_back(act);
-  }
-  return result;
-}
+int64_t num_gates(Cell cell) { return reference::recurrent_num_gates(cell); }
 
 Config parse_config(const Node& node, Cell cell, const Shape& r_shape) {
-  Config cfg;
-  cfg.cell = cell;
-  std::string direction = node.attrs.get_string("direction", "forward");
-  if (direction != "forward" && direction != "reverse" && direction != "bidirectional") {
-    throw Error(node.describe() + ": unsupported direction '" + direction + "'");
-  }
-  cfg.dirs = direction == "bidirectional" ? 2 : 1;
-  cfg.reverse_only = direction == "reverse";
-  cfg.layout = node.attrs.get_int("layout", 0);
-  cfg.hidden = node.attrs.get_int("hidden_size", r_shape.size() == 3 ? r_shape[2] : 0);
-  cfg.has_clip = node.attrs.has("clip");
-  cfg.clip = node.attrs.get_float("clip", 0);
-  cfg.linear_before_reset = node.attrs.get_int("linear_before_reset", 0) != 0;
-  cfg.input_forget = node.attrs.get_int("input_forget", 0) != 0;
-  cfg.activations = parse_activations(node, cell, cfg.dirs);
-  return cfg;
+  return reference::parse_recurrent_config(node.attrs, cell, r_shape.size() == 3 ? r_shape[2] : 0);
 }
 
 // ---- Elementwise building blocks ----------------------------------------------

@@ -22,29 +22,8 @@
 namespace orchid::reference {
 namespace {
 
-constexpr int kEllipsis = -1;       // a "..." in a parsed term
+constexpr int kEllipsis = kEinsumEllipsis;
 constexpr int kEllipsisKey = 1000;  // label keys of ellipsis dimensions: 1000 + position
-
-// Letters as their character codes, "..." as kEllipsis.
-std::vector<int> parse_term(const std::string& term) {
-  std::vector<int> labels;
-  for (size_t i = 0; i < term.size(); ++i) {
-    char c = term[i];
-    if (c == '.') {
-      if (term.compare(i, 3, "...") != 0) ORCHID_FAIL() << "Einsum: a lone '.' in term '" << term << "'";
-      if (std::count(labels.begin(), labels.end(), kEllipsis) != 0) {
-        ORCHID_FAIL() << "Einsum: more than one '...' in term '" << term << "'";
-      }
-      labels.push_back(kEllipsis);
-      i += 2;
-    } else if (std::isalpha(static_cast<unsigned char>(c))) {
-      labels.push_back(c);
-    } else {
-      ORCHID_FAIL() << "Einsum: unexpected character '" << c << "' in term '" << term << "'";
-    }
-  }
-  return labels;
-}
 
 struct EinsumPlan {
   std::vector<int64_t> sizes;                 // per label; the output labels come first
@@ -56,26 +35,15 @@ struct EinsumPlan {
 class EinsumPlanner {
  public:
   EinsumPlan plan(const std::string& equation, const std::vector<Shape>& shapes) {
-    std::string eq;
-    for (char c : equation) {
-      if (!std::isspace(static_cast<unsigned char>(c))) eq += c;
-    }
-    size_t arrow = eq.find("->");
-    std::string lhs = eq.substr(0, arrow);
-    std::vector<std::vector<int>> terms;
-    for (size_t start = 0;;) {
-      size_t comma = lhs.find(',', start);
-      terms.push_back(parse_term(lhs.substr(start, comma - start)));
-      if (comma == std::string::npos) break;
-      start = comma + 1;
-    }
+    EinsumEquation parsed = parse_einsum_equation(equation);
+    std::vector<std::vector<int>>& terms = parsed.inputs;
     if (terms.size() != shapes.size()) {
       ORCHID_FAIL() << "Einsum: equation '" << equation << "' has " << terms.size() << " input terms but "
                     << shapes.size() << " inputs are given";
     }
     for (size_t i = 0; i < terms.size(); ++i) dims_.push_back(expand(terms[i], shapes[i], i));
     for (size_t i = 0; i < terms.size(); ++i) record_sizes(dims_[i], shapes[i], i);
-    std::vector<int> out = arrow == std::string::npos ? implicit_output() : explicit_output(eq.substr(arrow + 2));
+    std::vector<int> out = parsed.has_output ? explicit_output(parsed.output_text) : implicit_output();
     return build(out, shapes);
   }
 
@@ -132,7 +100,7 @@ class EinsumPlanner {
   std::vector<int> explicit_output(const std::string& rhs) const {
     std::vector<int> out;
     bool has_ellipsis = false;
-    for (int l : parse_term(rhs)) {
+    for (int l : parse_einsum_term(rhs)) {
       if (l == kEllipsis) {
         has_ellipsis = true;
         for (int64_t t = 0; t < ellipsis_rank_; ++t) out.push_back(kEllipsisKey + int(t));
@@ -247,6 +215,48 @@ std::vector<Tensor> eval_einsum(const EvalContext& ctx) {
 }
 
 }  // namespace
+
+std::vector<int> parse_einsum_term(const std::string& term) {
+  std::vector<int> labels;
+  for (size_t i = 0; i < term.size(); ++i) {
+    char c = term[i];
+    if (c == '.') {
+      if (term.compare(i, 3, "...") != 0) ORCHID_FAIL() << "Einsum: a lone '.' in term '" << term << "'";
+      if (std::count(labels.begin(), labels.end(), kEinsumEllipsis) != 0) {
+        ORCHID_FAIL() << "Einsum: more than one '...' in term '" << term << "'";
+      }
+      labels.push_back(kEinsumEllipsis);
+      i += 2;
+    } else if (std::isalpha(static_cast<unsigned char>(c))) {
+      labels.push_back(c);
+    } else {
+      ORCHID_FAIL() << "Einsum: unexpected character '" << c << "' in term '" << term << "'";
+    }
+  }
+  return labels;
+}
+
+EinsumEquation parse_einsum_equation(const std::string& equation) {
+  std::string eq;
+  for (char c : equation) {
+    if (!std::isspace(static_cast<unsigned char>(c))) eq += c;
+  }
+  EinsumEquation parsed;
+  size_t arrow = eq.find("->");
+  std::string lhs = eq.substr(0, arrow);
+  for (size_t start = 0;;) {
+    size_t comma = lhs.find(',', start);
+    parsed.inputs.push_back(parse_einsum_term(lhs.substr(start, comma - start)));
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  if (arrow != std::string::npos) {
+    parsed.has_output = true;
+    parsed.output_text = eq.substr(arrow + 2);
+  }
+  return parsed;
+}
+
 
 void register_einsum_op(OpRegistry& registry) {
   registry.add({"Einsum", "", infer_einsum, eval_einsum, 1, SIZE_MAX});
