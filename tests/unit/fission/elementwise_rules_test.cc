@@ -5,12 +5,12 @@
 #include <limits>
 
 #include "fission/rules.h"
-#include "shape_rules_test_util.h"
+#include "fission_test_util.h"
 
 namespace orchid::fission {
 namespace {
 
-using namespace rules_testing;
+using namespace testing;
 
 TEST(ElementwiseRules, ClipBecomesMaxThenMin) {
   Input lo = cst(Tensor::scalar_f32(-1.0f));

@@ -1,6 +1,6 @@
 #include "fission/fold_batchnorm.h"
 
-#include "normalization_test_util.h"
+#include "fission_test_util.h"
 
 namespace orchid::fission {
 namespace {

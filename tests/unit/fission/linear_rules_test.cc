@@ -1,4 +1,4 @@
-#include "normalization_test_util.h"
+#include "fission_test_util.h"
 
 namespace orchid::fission {
 namespace {

@@ -4,12 +4,12 @@
 // log-softmax.
 #include <gtest/gtest.h>
 
-#include "sequence_rules_test_util.h"
+#include "fission_test_util.h"
 
 namespace orchid::fission {
 namespace {
 
-using namespace seq_testing;
+using namespace testing;
 
 struct LossCase {
   std::string reduction;

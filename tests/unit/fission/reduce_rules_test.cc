@@ -4,12 +4,12 @@
 #include <limits>
 
 #include "fission/rules.h"
-#include "shape_rules_test_util.h"
+#include "fission_test_util.h"
 
 namespace orchid::fission {
 namespace {
 
-using namespace rules_testing;
+using namespace testing;
 
 const char* const kReductions[] = {"ReduceMean", "ReduceL1",  "ReduceL2",       "ReduceSumSquare",
                                    "ReduceLogSum", "ReduceLogSumExp"};

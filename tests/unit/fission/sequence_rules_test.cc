@@ -3,12 +3,12 @@
 // with Where.
 #include <gtest/gtest.h>
 
-#include "sequence_rules_test_util.h"
+#include "fission_test_util.h"
 
 namespace orchid::fission {
 namespace {
 
-using namespace seq_testing;
+using namespace testing;
 
 struct RnnCase {
   std::string op = "LSTM";

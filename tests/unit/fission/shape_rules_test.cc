@@ -1,11 +1,11 @@
 // Shape fission rules: each operator becomes layout primitives (or masks over
 // constants) and agrees with the reference on random inputs.
-#include "shape_rules_test_util.h"
+#include "fission_test_util.h"
 
 namespace orchid::fission {
 namespace {
 
-using namespace rules_testing;
+using namespace testing;
 
 TEST(ShapeRules, IdentityDisappears) {
   Graph f = check_fission(one_node("Identity", {var({2, 3})}));

@@ -5,12 +5,12 @@
 
 #include <tuple>
 
-#include "sequence_rules_test_util.h"
+#include "fission_test_util.h"
 
 namespace orchid::fission {
 namespace {
 
-using namespace seq_testing;
+using namespace testing;
 
 Graph dft_graph(const Shape& shape, int64_t axis, std::optional<int64_t> length, bool inverse, bool onesided) {
   Attributes attrs;
