@@ -1,5 +1,7 @@
 #include "ir/tensor.h"
 
+#include "ir/element_convert.h"
+
 #include <cstring>
 #include <new>
 
@@ -87,30 +89,12 @@ double Tensor::at_f64(int64_t i) const {
 
 int64_t Tensor::at_i64(int64_t i) const {
   int64_t result = 0;
-  visit_dtype(dtype(), [&]<typename T>() {
-    if constexpr (std::is_integral_v<T>) {
-      result = int64_t(data<T>()[i]);
-    } else if constexpr (std::is_same_v<T, double>) {
-      result = int64_t(data<T>()[i]);
-    } else {
-      result = int64_t(float(data<T>()[i]));
-    }
-  });
+  visit_dtype(dtype(), [&]<typename T>() { result = convert_element<int64_t>(data<T>()[i]); });
   return result;
 }
 
 void Tensor::set_f64(int64_t i, double value) {
-  visit_dtype(dtype(), [&]<typename T>() {
-    if constexpr (std::is_same_v<T, bool>) {
-      data<T>()[i] = value != 0;
-    } else if constexpr (std::is_integral_v<T>) {
-      data<T>()[i] = T(int64_t(value));
-    } else if constexpr (std::is_same_v<T, double>) {
-      data<T>()[i] = value;
-    } else {
-      data<T>()[i] = T(float(value));
-    }
-  });
+  visit_dtype(dtype(), [&]<typename T>() { data<T>()[i] = convert_element<T>(value); });
 }
 
 std::vector<int64_t> Tensor::to_i64_vector() const {
@@ -125,28 +109,6 @@ std::vector<double> Tensor::to_f64_vector() const {
   return out;
 }
 
-namespace {
-
-template <typename To, typename From>
-To convert_value(From value) {
-  if constexpr (std::is_same_v<To, bool>) {
-    return float(value) != 0.0f || (std::is_integral_v<From> && value != From(0));
-  } else if constexpr (std::is_same_v<From, Half> || std::is_same_v<From, BFloat16>) {
-    return convert_value<To>(float(value));
-  } else if constexpr (std::is_same_v<To, Half> || std::is_same_v<To, BFloat16>) {
-    return To(float(value));
-  } else if constexpr (std::is_integral_v<To> && std::is_floating_point_v<From>) {
-    // Out-of-range float to int is undefined in C++; saturate NaN to 0 so the
-    // reference interpreter never has undefined behaviour.
-    if (value != value) return To(0);
-    return To(static_cast<int64_t>(value));
-  } else {
-    return static_cast<To>(value);
-  }
-}
-
-}  // namespace
-
 Tensor Tensor::cast(DType to) const {
   Tensor out(to, shape());
   int64_t n = numel();
@@ -154,7 +116,7 @@ Tensor Tensor::cast(DType to) const {
     const From* src = data<From>();
     visit_dtype(to, [&]<typename To>() {
       To* dst = out.data<To>();
-      for (int64_t i = 0; i < n; ++i) dst[i] = convert_value<To, From>(src[i]);
+      for (int64_t i = 0; i < n; ++i) dst[i] = convert_element<To, From>(src[i]);
     });
   });
   return out;

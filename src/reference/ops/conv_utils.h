@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "ir/element_convert.h"
 #include "ir/graph.h"
 #include "ir/tensor.h"
 
@@ -30,16 +31,10 @@ inline constexpr bool kIsFloatType =
 template <typename T>
 using AccOf = std::conditional_t<kIsFloatType<T>, double, uint64_t>;
 
-// Value conversions between element types, through float for Half/BFloat16.
+// Value conversions between element types (no undefined behaviour).
 template <typename To, typename From>
 inline To convert_value(From v) {
-  if constexpr (std::is_same_v<From, Half> || std::is_same_v<From, BFloat16>) {
-    return convert_value<To>(static_cast<float>(v));
-  } else if constexpr (std::is_same_v<To, Half> || std::is_same_v<To, BFloat16>) {
-    return To(static_cast<float>(v));
-  } else {
-    return static_cast<To>(v);
-  }
+  return convert_element<To>(v);
 }
 
 // The elements of a tensor of any dtype converted to Acc.
