@@ -66,6 +66,14 @@ Tensor Tensor::scalar_f32(float value) {
   return t;
 }
 
+Tensor Tensor::borrow(const TensorType& type, void* data) {
+  Tensor view;
+  view.type_ = type;
+  // Aliasing constructor with no owner: the view never frees `data`.
+  view.storage_ = std::shared_ptr<std::byte[]>(std::shared_ptr<std::byte[]>(), static_cast<std::byte*>(data));
+  return view;
+}
+
 Tensor Tensor::clone() const {
   if (!defined()) return {};
   Tensor copy(type_);

@@ -41,6 +41,9 @@ class Tensor {
   static Tensor scalar_i64(int64_t value);
   static Tensor vector_i64(const std::vector<int64_t>& values);
   static Tensor scalar_f32(float value);
+  // A tensor over memory it does not own: the caller keeps `data` alive (and
+  // of type.nbytes() at least) for as long as the tensor and its copies live.
+  static Tensor borrow(const TensorType& type, void* data);
 
   DType dtype() const { return type_.dtype; }
   const Shape& shape() const { return type_.shape; }

@@ -1,0 +1,51 @@
+// A loaded program, ready to run many times: kernels created (weights packed
+// once), memory planned into one arena, allocated once.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "runtime/memory_plan.h"
+#include "runtime/program.h"
+
+namespace orchid::runtime {
+
+struct KernelInfo {
+  std::string name;            // the group's name
+  std::string ops;             // "Conv+Relu"
+  std::string implementation;  // Kernel::implementation()
+};
+
+class Executable {
+ public:
+  explicit Executable(Program program);
+  ~Executable();
+  Executable(const Executable&) = delete;
+  Executable& operator=(const Executable&) = delete;
+
+  // Runs the program on one tensor per graph input (by name; dtype and shape
+  // must match: orchid::Error otherwise) and returns the graph outputs in
+  // order. When kernel_seconds is given, it receives each kernel's wall time.
+  std::vector<Tensor> run(const std::map<std::string, Tensor>& feeds, std::vector<double>* kernel_seconds = nullptr);
+
+  const Program& program() const { return program_; }
+  const MemoryPlan& memory_plan() const { return memory_plan_; }
+  const std::vector<KernelInfo>& kernel_info() const { return kernel_info_; }
+  size_t num_kernels() const { return kernels_.size(); }
+  size_t weight_bytes() const;
+
+ private:
+  void* buffer_of(ValueId id, const std::vector<Tensor>& outputs, const std::map<ValueId, const Tensor*>& inputs);
+
+  Program program_;
+  MemoryPlan memory_plan_;
+  std::vector<std::unique_ptr<Kernel>> kernels_;
+  std::vector<KernelInfo> kernel_info_;
+  std::shared_ptr<std::byte[]> arena_;
+  std::byte* arena_base_ = nullptr;
+  std::vector<int> output_slot_;  // per ValueId: index into graph outputs, -1 if none
+};
+
+}  // namespace orchid::runtime

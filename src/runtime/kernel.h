@@ -1,0 +1,56 @@
+// Kernels: the unit of execution of a compiled program. A kernel computes one
+// group of primitive nodes of the program's graph (one node, or a linear
+// primitive with the epilogue nodes that oneDNN's post-ops absorb; later,
+// fused groups from orchestration). Values inside a group never reach memory;
+// the group's inputs and outputs live in buffers the executor owns.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "ir/graph.h"
+
+namespace orchid::runtime {
+
+// A group of nodes of a graph that one kernel computes.
+struct KernelGroup {
+  std::string name;           // for reports: the first node's name, or "a+b+c"
+  std::vector<size_t> nodes;  // indices into graph.nodes(), in topological order; nodes[0] is the anchor
+  // Values the group reads from outside (constants included; kNoValue for an
+  // omitted optional input is never listed), in the order the kernel expects
+  // them, and values it writes that are read outside or are graph outputs.
+  std::vector<ValueId> inputs;
+  std::vector<ValueId> outputs;
+};
+
+// Builds the KernelGroup of `nodes`: inputs are the values read and not
+// produced inside (first use order), outputs the values produced and used
+// outside the group or listed as graph outputs.
+KernelGroup make_group(const Graph& graph, std::vector<size_t> nodes);
+
+// Pointers to the data of a kernel's inputs and outputs, in KernelGroup order.
+// Buffers are dense, row-major, of the value's TensorType; they do not alias
+// each other (an input and an output never share memory).
+struct KernelArgs {
+  std::vector<const void*> inputs;
+  std::vector<void*> outputs;
+};
+
+class Kernel {
+ public:
+  virtual ~Kernel() = default;
+  // Computes the outputs from the inputs. May use the process thread pool
+  // (support/parallel.h); must not keep pointers between calls.
+  virtual void run(const KernelArgs& args) = 0;
+  // Which implementation runs: "onednn conv", "elementwise", "reference", ...
+  virtual std::string implementation() const = 0;
+};
+
+// Creates a kernel for a group. Weights (constant inputs) may be read and
+// packed here, once; the constant's pointer is still passed to run().
+// Throws orchid::Error when no implementation can run the group.
+std::unique_ptr<Kernel> make_cpu_kernel(const Graph& graph, const KernelGroup& group);
+
+}  // namespace orchid::runtime

@@ -1,0 +1,8 @@
+// STUB (being written): elementwise kernels.
+#include "runtime/kernels/cpu/registry.h"
+
+namespace orchid::runtime::cpu {
+
+std::unique_ptr<Kernel> make_elementwise_kernel(const Graph&, const KernelGroup&) { return nullptr; }
+
+}  // namespace orchid::runtime::cpu

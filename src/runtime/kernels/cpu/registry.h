@@ -1,0 +1,32 @@
+// The CPU kernel library: factories tried in order for a kernel group. Each
+// returns nullptr when it does not handle the group (another operator, a
+// dtype or form it has no fast path for), so the reference kernel — the
+// interpreter's implementation over the runtime's buffers — is the last
+// resort and every primitive the interpreter supports runs.
+#pragma once
+
+#include <memory>
+
+#include "runtime/kernel.h"
+
+namespace orchid::runtime::cpu {
+
+// oneDNN: Conv, ConvTranspose and MatMul groups, with post-op epilogues.
+std::unique_ptr<Kernel> make_linear_kernel(const Graph& graph, const KernelGroup& group);
+// Elementwise unary/binary/ternary primitives with broadcasting.
+std::unique_ptr<Kernel> make_elementwise_kernel(const Graph& graph, const KernelGroup& group);
+// ReduceSum/Max/Min/Prod, ArgMax/ArgMin, CumSum.
+std::unique_ptr<Kernel> make_reduce_kernel(const Graph& graph, const KernelGroup& group);
+// Transpose, Reshape, Slice, Concat, Pad, Expand, Gather.
+std::unique_ptr<Kernel> make_layout_kernel(const Graph& graph, const KernelGroup& group);
+// Any single node, through the reference interpreter's implementation.
+std::unique_ptr<Kernel> make_reference_kernel(const Graph& graph, const KernelGroup& group);
+
+// Whether make_linear_kernel can absorb `next` (a node consuming the current
+// output of `group`, the group's only consumer of it) as a post-op of the
+// group's linear anchor: per-channel bias Add, elementwise activations,
+// binary Add/Mul with a tensor of the output's shape... Used by the plan to
+// form Conv/MatMul + epilogue kernels.
+bool linear_can_absorb(const Graph& graph, const KernelGroup& group, const Node& next);
+
+}  // namespace orchid::runtime::cpu

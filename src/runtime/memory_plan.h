@@ -1,0 +1,27 @@
+// The memory plan: every intermediate tensor (a kernel output that is not a
+// graph output) gets an offset in one arena, reused once the tensor is dead.
+// Lifetimes are kernel-index intervals [producer, last consumer]; two tensors
+// share bytes only when their intervals are disjoint, so a kernel's inputs and
+// outputs never alias.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "runtime/program.h"
+
+namespace orchid::runtime {
+
+constexpr size_t kArenaAlignment = 64;
+
+struct MemoryPlan {
+  std::vector<int64_t> offset;        // per ValueId: byte offset in the arena, -1 if not in it
+  size_t arena_bytes = 0;             // the arena's size: peak of live intermediates, after packing
+  size_t intermediate_bytes = 0;      // sum of all intermediates (no reuse)
+  size_t num_intermediates = 0;
+};
+
+MemoryPlan plan_memory(const Program& program);
+
+}  // namespace orchid::runtime

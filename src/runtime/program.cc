@@ -1,0 +1,33 @@
+#include "runtime/program.h"
+
+#include "support/error.h"
+
+namespace orchid::runtime {
+
+void verify_program(const Program& program) {
+  const Graph& graph = program.graph;
+  std::vector<int> covered(graph.nodes().size(), 0);
+  std::vector<bool> ready(graph.num_values(), false);
+  for (size_t id = 0; id < graph.num_values(); ++id) ready[id] = graph.value(ValueId(id)).is_constant();
+  for (ValueId id : graph.inputs()) ready[size_t(id)] = true;
+  for (const KernelGroup& group : program.kernels) {
+    ORCHID_CHECK(!group.nodes.empty()) << "kernel '" << group.name << "' has no nodes";
+    for (ValueId id : group.inputs) {
+      ORCHID_CHECK(id >= 0 && size_t(id) < graph.num_values() && ready[size_t(id)])
+          << "kernel '" << group.name << "' reads a value no earlier kernel computes";
+    }
+    for (size_t index : group.nodes) {
+      ORCHID_CHECK(index < covered.size()) << "kernel '" << group.name << "' names node " << index;
+      ++covered[index];
+    }
+    for (ValueId id : group.outputs) ready[size_t(id)] = true;
+  }
+  for (size_t i = 0; i < covered.size(); ++i) {
+    ORCHID_CHECK(covered[i] == 1) << graph.nodes()[i].describe() << " is computed by " << covered[i] << " kernels";
+  }
+  for (ValueId id : graph.outputs()) {
+    ORCHID_CHECK(ready[size_t(id)]) << "graph output '" << graph.value(id).name << "' is never computed";
+  }
+}
+
+}  // namespace orchid::runtime
