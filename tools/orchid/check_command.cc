@@ -14,6 +14,9 @@
 
 #include "common.h"
 #include "fission/fission.h"
+#include "pipeline.h"
+#include "runtime/executable.h"
+#include "support/parallel.h"
 #include "frontend/onnx/tensor_proto.h"
 #include "reference/compare.h"
 #include "reference/interpreter.h"
@@ -33,13 +36,25 @@ struct CheckOptions {
   uint64_t seed = 0;
   bool rtol_given = false;  // on the command line: overrides the folder's data.json
   bool atol_given = false;
-  bool fission = false;  // run the graph after fission instead of the imported one
+  bool fission = false;      // interpret the graph after fission
+  bool interpreter = false;  // interpret the imported graph
+  int threads = 0;
   ShapeOptions shapes;
 };
 
-// The graph that check runs: the imported one, or its primitive form.
-Graph graph_under_test(const CheckOptions& options, const Graph& imported) {
-  return options.fission ? fission::fission(imported) : imported;
+// Runs the engine under test: by default the compiled program on the CPU
+// runtime; the reference interpreter on the imported graph (--interpreter) or
+// on its primitive form (--fission).
+std::vector<Tensor> run_under_test(const CheckOptions& options, const Graph& imported,
+                                   const std::map<std::string, Tensor>& feeds) {
+  if (options.interpreter) return reference::run_graph(imported, feeds);
+  if (options.fission) return reference::run_graph(fission::fission(imported), feeds);
+  runtime::Executable executable(compile(imported));
+  return executable.run(feeds);
+}
+
+const char* engine_name(const CheckOptions& options) {
+  return options.interpreter ? "interpreter" : options.fission ? "interpreter after fission" : "runtime";
 }
 
 // A graph input or output as the model declares it.
@@ -210,8 +225,7 @@ bool check_data_set(const CheckOptions& options, const fs::path& data_set, const
   auto imported = onnx_frontend::import_model(options.model, import_options);
   print_notes(imported);
   for (const auto& output : signature.outputs) require_tensor(output, "output", options.model);
-  std::vector<Tensor> actual =
-      reference::run_graph(graph_under_test(options, imported.graph), import_options.specializable_inputs);
+  std::vector<Tensor> actual = run_under_test(options, imported.graph, import_options.specializable_inputs);
   auto expected_files = sorted_files(data_set, "output_");
   if (expected_files.size() != actual.size()) {
     ORCHID_FAIL() << data_set.string() << ": has " << expected_files.size() << " expected outputs, the model computes "
@@ -237,9 +251,9 @@ bool check_data_set(const CheckOptions& options, const fs::path& data_set, const
   return ok;
 }
 
-// Without a test folder: random inputs. With --fission, the primitive graph
-// is compared with the imported graph on them; otherwise every float output
-// of the reference interpreter must be finite.
+// Without a test folder: random inputs. The engine under test is compared
+// with the reference interpreter on the imported graph; with --interpreter
+// (nothing to compare with) every float output must be finite.
 bool check_random(const CheckOptions& options) {
   onnx_frontend::ImportOptions import_options;
   import_options.input_shapes = options.shapes.parse();
@@ -252,15 +266,15 @@ bool check_random(const CheckOptions& options) {
     feeds[input.name] = random_tensor(input.type, rng);
   }
   auto outputs = reference::run_graph(imported.graph, feeds);
-  std::vector<Tensor> fissioned;
-  if (options.fission) fissioned = reference::run_graph(graph_under_test(options, imported.graph), feeds);
+  std::vector<Tensor> tested;
+  if (!options.interpreter) tested = run_under_test(options, imported.graph, feeds);
   bool ok = true;
   for (size_t k = 0; k < outputs.size(); ++k) {
     std::string verdict;
-    if (options.fission) {
-      auto cmp = reference::compare_tensors(fissioned[k], outputs[k], options.rtol, options.atol);
-      verdict = fmt::format("{} against the imported graph  max_abs_error={:.3g}  max_rel_error={:.3g}{}",
-                            cmp.ok ? "PASS" : "FAIL", cmp.max_abs_error, cmp.max_rel_error,
+    if (!options.interpreter) {
+      auto cmp = reference::compare_tensors(tested[k], outputs[k], options.rtol, options.atol);
+      verdict = fmt::format("{} ({} against the interpreter)  max_abs_error={:.3g}  max_rel_error={:.3g}{}",
+                            cmp.ok ? "PASS" : "FAIL", engine_name(options), cmp.max_abs_error, cmp.max_rel_error,
                             cmp.ok ? "" : "  (" + cmp.mismatch + ")");
       ok &= cmp.ok;
     } else {
@@ -287,7 +301,9 @@ void add_check_command(CLI::App& app, int& status) {
       "Run a model on test data and compare with the expected outputs.\n"
       "With --test-dir, runs every test_data_set_* folder (ONNX test format: input_<k>.pb, "
       "output_<k>.pb) and prints one line per data set with the largest absolute and relative "
-      "error. Without it, runs random inputs and checks the outputs are finite.\n"
+      "error. Without it, runs random inputs and compares with the reference interpreter.\n"
+      "By default the model is compiled and runs on the CPU runtime, as `orchid run` does; "
+      "--interpreter and --fission check the reference interpreter instead.\n"
       "Exit status: 0 all passed, 1 a comparison failed, 2 bad input.");
   command->add_option("model", options->model, "The ONNX model file")->required();
   command->add_option("--test-dir", options->test_dir,
@@ -296,10 +312,15 @@ void add_check_command(CLI::App& app, int& status) {
   command->add_option("--atol", options->atol, "Absolute tolerance (default: the test folder's data.json, else 1e-7)");
   command->add_option("--seed", options->seed, "Seed for random inputs")->capture_default_str();
   command->add_flag("--fission", options->fission,
-                    "Check the graph after fission into primitives (without --test-dir: against the "
-                    "imported graph on random inputs)");
+                    "Check the reference interpreter on the graph after fission into primitives");
+  command->add_flag("--interpreter", options->interpreter,
+                    "Check the reference interpreter on the imported graph (without --test-dir: only "
+                    "that outputs are finite)");
+  add_threads_option(*command, options->threads);
   options->shapes.add_to(*command);
   command->callback([options, command, &status] {
+    if (options->fission && options->interpreter) ORCHID_FAIL() << "--fission and --interpreter exclude each other";
+    set_num_threads(options->threads);
     options->rtol_given = command->count("--rtol") > 0;
     options->atol_given = command->count("--atol") > 0;
     bool ok = true;

@@ -2,7 +2,12 @@
 
 #include <iostream>
 
+#include "pipeline.h"
+#include "reference/interpreter.h"
+#include "runtime/artifact.h"
+#include "runtime/executable.h"
 #include "support/error.h"
+#include "support/parallel.h"
 
 namespace orchid::cli {
 
@@ -59,6 +64,40 @@ Tensor random_tensor(const TensorType& type, std::mt19937_64& rng) {
 
 void print_notes(const onnx_frontend::ImportResult& result) {
   for (const std::string& note : result.notes) std::cerr << "note: " << note << "\n";
+}
+
+LoadedModel load_model(const std::string& path, const ShapeOptions& shapes, bool interpreter,
+                       const std::map<std::string, Tensor>& specializable_inputs) {
+  LoadedModel model;
+  model.path = path;
+  if (runtime::is_artifact(path)) {
+    if (interpreter) ORCHID_FAIL() << path << ": a compiled artifact runs on the runtime; pass the ONNX model to use --interpreter";
+    if (!shapes.specs.empty()) ORCHID_FAIL() << path << ": --shape applies when compiling; the artifact's shapes are fixed";
+    model.program = runtime::load_artifact(path);
+    model.graph = model.program->graph;
+    for (ValueId id : model.graph.inputs()) model.declared_inputs.push_back(model.graph.value(id).name);
+    return model;
+  }
+  onnx_frontend::ImportOptions options;
+  options.input_shapes = shapes.parse();
+  options.specializable_inputs = specializable_inputs;
+  auto imported = onnx_frontend::import_model(path, options);
+  print_notes(imported);
+  model.declared_inputs = imported.declared_inputs;
+  if (!interpreter) model.program = compile(imported.graph);
+  model.graph = std::move(imported.graph);
+  return model;
+}
+
+std::vector<Tensor> execute(const LoadedModel& model, const std::map<std::string, Tensor>& feeds) {
+  if (!model.program) return reference::run_graph(model.graph, feeds);
+  runtime::Executable executable(*model.program);
+  return executable.run(feeds);
+}
+
+void add_threads_option(CLI::App& command, int& threads) {
+  command.add_option("--threads", threads, "Threads for kernels (default: all cores)")
+      ->check(CLI::NonNegativeNumber);
 }
 
 }  // namespace orchid::cli

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -10,6 +11,7 @@
 
 #include "frontend/onnx/importer.h"
 #include "ir/tensor.h"
+#include "runtime/program.h"
 
 namespace orchid::cli {
 
@@ -27,9 +29,27 @@ Tensor random_tensor(const TensorType& type, std::mt19937_64& rng);
 // Prints import notes (bound symbolic dimensions, specializations) to stderr.
 void print_notes(const onnx_frontend::ImportResult& result);
 
+// A model to execute: a compiled artifact folder, or an ONNX file imported
+// and compiled in memory (or, for the interpreter, only imported).
+struct LoadedModel {
+  std::string path;
+  Graph graph;                              // what the user sees: inputs, outputs, their types
+  std::vector<std::string> declared_inputs; // the model's inputs, specialized ones included
+  std::optional<runtime::Program> program;  // absent when the interpreter runs it
+};
+LoadedModel load_model(const std::string& path, const ShapeOptions& shapes, bool interpreter,
+                       const std::map<std::string, Tensor>& specializable_inputs = {});
+// Runs a loaded model: the compiled program, or the reference interpreter.
+std::vector<Tensor> execute(const LoadedModel& model, const std::map<std::string, Tensor>& feeds);
+
+// --threads N: the thread pool's size (default: all cores).
+void add_threads_option(CLI::App& command, int& threads);
+
 // Each subcommand sets `status` to its exit status (0 success, 1 check failed).
 void add_run_command(CLI::App& app, int& status);
 void add_check_command(CLI::App& app, int& status);
 void add_show_command(CLI::App& app, int& status);
+void add_compile_command(CLI::App& app, int& status);
+void add_bench_command(CLI::App& app, int& status);
 
 }  // namespace orchid::cli

@@ -3,16 +3,19 @@
 
 #include "common.h"
 #include "support/error.h"
+#include "support/version.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"Orchid: a tensor program optimizer for ONNX models.\n"
-               "Reads an ONNX model and runs or checks it; later stages compile it to a faster program."};
+               "Reads an ONNX model, compiles it into a program of CPU kernels, and runs, checks or times it."};
   app.require_subcommand(1);
   app.set_help_all_flag("--help-all", "Show help for every subcommand");
-  app.set_version_flag("--version", std::string("orchid 0.1.0"));
+  app.set_version_flag("--version", std::string("orchid ") + orchid::kVersion);
   int status = 0;
+  orchid::cli::add_compile_command(app, status);
   orchid::cli::add_run_command(app, status);
   orchid::cli::add_check_command(app, status);
+  orchid::cli::add_bench_command(app, status);
   orchid::cli::add_show_command(app, status);
   // CLI11 reports a misspelt subcommand as a missing one; name it instead.
   std::string known;

@@ -1,4 +1,5 @@
-// orchid run MODEL.onnx [--input NAME=FILE.pb ...] [--output-dir DIR]
+// orchid run MODEL.onnx|DIR [--input NAME=FILE.pb ...] [--output-dir DIR]: runs a
+// compiled artifact, or an ONNX model compiled in memory (or interpreted).
 #include <algorithm>
 #include <filesystem>
 #include <iostream>
@@ -7,8 +8,8 @@
 
 #include "common.h"
 #include "frontend/onnx/tensor_proto.h"
-#include "reference/interpreter.h"
 #include "support/error.h"
+#include "support/parallel.h"
 
 namespace orchid::cli {
 
@@ -21,6 +22,8 @@ struct RunOptions {
   std::vector<std::string> inputs;  // NAME=FILE.pb
   std::string output_dir;
   bool random_inputs = false;
+  bool interpreter = false;
+  int threads = 0;
   uint64_t seed = 0;
   ShapeOptions shapes;
 };
@@ -45,9 +48,9 @@ std::map<std::string, InputFile> read_input_files(const std::vector<std::string>
 
 // Every --input names a declared graph input, and its file holds a tensor of
 // that input's type (checked here to name the file in the message).
-void check_input_files(const std::map<std::string, InputFile>& files,
-                       const onnx_frontend::ImportResult& imported, const std::string& model) {
-  const auto& declared = imported.declared_inputs;
+void check_input_files(const std::map<std::string, InputFile>& files, const LoadedModel& loaded,
+                       const std::string& model) {
+  const auto& declared = loaded.declared_inputs;
   for (const auto& [name, file] : files) {
     if (std::find(declared.begin(), declared.end(), name) == declared.end()) {
       std::string list;
@@ -55,9 +58,9 @@ void check_input_files(const std::map<std::string, InputFile>& files,
       ORCHID_FAIL() << "--input " << name << "=" << file.path << ": " << model << " has no input named '"
                     << name << "' (its inputs: " << (list.empty() ? "none" : list) << ")";
     }
-    auto id = imported.graph.find_value(name);
+    auto id = loaded.graph.find_value(name);
     if (!id) continue;
-    const TensorType& expected = imported.graph.value(*id).type;
+    const TensorType& expected = loaded.graph.value(*id).type;
     if (file.tensor.type() != expected) {
       ORCHID_FAIL() << "--input " << name << "=" << file.path << ": the file holds "
                     << file.tensor.type().to_string() << ", but input '" << name << "' of " << model
@@ -75,15 +78,13 @@ std::string preview(const Tensor& tensor) {
 }
 
 void run(const RunOptions& options) {
-  onnx_frontend::ImportOptions import_options;
-  import_options.input_shapes = options.shapes.parse();
+  set_num_threads(options.threads);
   std::map<std::string, InputFile> files = read_input_files(options.inputs);
   std::map<std::string, Tensor> feeds;
   for (const auto& [name, file] : files) feeds[name] = file.tensor;
-  auto imported = onnx_frontend::import_model(options.model, import_options);
-  print_notes(imported);
-  check_input_files(files, imported, options.model);
-  const Graph& graph = imported.graph;
+  LoadedModel loaded = load_model(options.model, options.shapes, options.interpreter, feeds);
+  check_input_files(files, loaded, options.model);
+  const Graph& graph = loaded.graph;
   std::mt19937_64 rng(options.seed);
   std::vector<std::string> missing;
   for (ValueId id : graph.inputs()) {
@@ -101,7 +102,7 @@ void run(const RunOptions& options) {
     ORCHID_FAIL() << options.model << ": no value given for input" << (missing.size() > 1 ? "s " : " ") << list
                   << "; pass --input NAME=FILE.pb or --random-inputs";
   }
-  std::vector<Tensor> outputs = reference::run_graph(graph, feeds);
+  std::vector<Tensor> outputs = execute(loaded, feeds);
   if (!options.output_dir.empty()) {
     std::error_code ec;
     fs::create_directories(options.output_dir, ec);
@@ -127,14 +128,19 @@ void add_run_command(CLI::App& app, int& status) {
   CLI::App* command = app.add_subcommand(
       "run",
       "Run a model on given inputs and print (and optionally save) its outputs.\n"
+      "MODEL is a folder written by `orchid compile`, or an ONNX file, which is compiled in memory "
+      "(or, with --interpreter, run by the reference interpreter).\n"
       "Inputs and outputs are ONNX TensorProto files (.pb), the format of ONNX test data; "
       "outputs are written as output_<k>.pb in graph-output order.");
-  command->add_option("model", options->model, "The ONNX model file")->required();
+  command->add_option("model", options->model, "A compiled artifact folder or an ONNX model file")->required();
   command->add_option("--input,-i", options->inputs, "An input tensor: NAME=FILE.pb (repeatable)");
   command->add_option("--output-dir,-o", options->output_dir, "Write output_<k>.pb files here");
   command->add_flag("--random-inputs", options->random_inputs,
                     "Fill inputs not given with --input with random values");
   command->add_option("--seed", options->seed, "Seed for --random-inputs")->capture_default_str();
+  command->add_flag("--interpreter", options->interpreter,
+                    "Run the imported graph on the reference interpreter instead of compiling it");
+  add_threads_option(*command, options->threads);
   options->shapes.add_to(*command);
   command->callback([options, &status] {
     run(*options);

@@ -1,0 +1,128 @@
+#include "runtime/artifact.h"
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "ir/graph_json.h"
+#include "runtime/memory_plan.h"
+#include "support/error.h"
+#include "support/version.h"
+
+namespace orchid::runtime {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+constexpr const char* kPlanFile = "plan.json";
+constexpr const char* kWeightsFile = "weights.bin";
+
+json kernels_to_json(const Program& program) {
+  json kernels = json::array();
+  for (const KernelGroup& group : program.kernels) {
+    json ops = json::array();
+    for (size_t index : group.nodes) ops.push_back(program.graph.nodes()[index].op);
+    kernels.push_back({{"name", group.name}, {"ops", ops}, {"nodes", group.nodes}, {"inputs", group.inputs},
+                       {"outputs", group.outputs}});
+  }
+  return kernels;
+}
+
+std::vector<KernelGroup> kernels_from_json(const json& j, const Graph& graph) {
+  std::vector<KernelGroup> kernels;
+  for (const json& k : j) {
+    KernelGroup group;
+    group.name = k.at("name").get<std::string>();
+    group.nodes = k.at("nodes").get<std::vector<size_t>>();
+    group.inputs = k.at("inputs").get<std::vector<ValueId>>();
+    group.outputs = k.at("outputs").get<std::vector<ValueId>>();
+    for (size_t index : group.nodes) {
+      if (index >= graph.nodes().size()) ORCHID_FAIL() << "kernel '" << group.name << "' names node " << index;
+    }
+    for (const auto* ids : {&group.inputs, &group.outputs}) {
+      for (ValueId id : *ids) {
+        if (id < 0 || size_t(id) >= graph.num_values()) ORCHID_FAIL() << "kernel '" << group.name << "' names value " << id;
+      }
+    }
+    kernels.push_back(std::move(group));
+  }
+  return kernels;
+}
+
+std::string read_file(const fs::path& path) {
+  std::ifstream file(path, std::ios::binary);
+  if (!file) ORCHID_FAIL() << path.string() << ": cannot open the file";
+  std::ostringstream bytes;
+  bytes << file.rdbuf();
+  return bytes.str();
+}
+
+void write_file(const fs::path& path, const std::string& bytes) {
+  std::ofstream file(path, std::ios::binary | std::ios::trunc);
+  file.write(bytes.data(), std::streamsize(bytes.size()));
+  if (!file) ORCHID_FAIL() << path.string() << ": cannot write the file";
+}
+
+}  // namespace
+
+bool is_artifact(const std::string& path) {
+  std::error_code ec;
+  return fs::is_directory(path, ec) && fs::is_regular_file(fs::path(path) / kPlanFile, ec);
+}
+
+void save_artifact(const Program& program, const ArtifactInfo& info, const std::string& dir) {
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec || !fs::is_directory(dir)) {
+    ORCHID_FAIL() << dir << ": cannot create the output folder" << (ec ? " (" + ec.message() + ")" : std::string());
+  }
+  std::string weights;
+  const MemoryPlan memory = plan_memory(program);
+  json plan = {
+      {"format", "orchid-program"},
+      {"format_version", kArtifactFormat},
+      {"orchid_version", kVersion},
+      {"source_model", info.source_model},
+      {"memory", {{"arena_bytes", memory.arena_bytes},
+                  {"intermediate_bytes", memory.intermediate_bytes},
+                  {"intermediates", memory.num_intermediates}}},
+      {"kernels", kernels_to_json(program)},
+      {"graph", graph_to_json(program.graph, weights)},
+  };
+  write_file(fs::path(dir) / kWeightsFile, weights);
+  write_file(fs::path(dir) / kPlanFile, plan.dump(1) + "\n");
+}
+
+Program load_artifact(const std::string& dir) {
+  const fs::path plan_path = fs::path(dir) / kPlanFile;
+  if (!fs::is_directory(dir)) ORCHID_FAIL() << dir << ": no such folder";
+  if (!fs::is_regular_file(plan_path)) ORCHID_FAIL() << dir << ": not a compiled artifact (no " << kPlanFile << ")";
+  json plan = json::parse(read_file(plan_path), nullptr, /*allow_exceptions=*/false);
+  if (plan.is_discarded() || !plan.is_object() || plan.value("format", "") != "orchid-program") {
+    ORCHID_FAIL() << plan_path.string() << ": not an Orchid plan (invalid JSON or wrong format)";
+  }
+  const std::string version = plan.value("orchid_version", "?");
+  if (plan.value("format_version", 0) != kArtifactFormat || version != kVersion) {
+    ORCHID_FAIL() << dir << ": compiled by Orchid " << version << " (format " << plan.value("format_version", 0)
+                  << "); this is Orchid " << kVersion << " (format " << kArtifactFormat
+                  << "): compile the model again";
+  }
+  const std::string weights = read_file(fs::path(dir) / kWeightsFile);
+  Program program;
+  if (!plan.contains("graph")) ORCHID_FAIL() << plan_path.string() << ": no graph";
+  program.graph = graph_from_json(plan["graph"], weights, plan_path.string());
+  try {
+    program.kernels = kernels_from_json(plan.at("kernels"), program.graph);
+  } catch (const json::exception& e) {
+    ORCHID_FAIL() << plan_path.string() << ": malformed kernels: " << e.what();
+  } catch (const Error& e) {
+    ORCHID_FAIL() << plan_path.string() << ": malformed kernels: " << e.what();
+  }
+  return program;
+}
+
+}  // namespace orchid::runtime

@@ -1,0 +1,68 @@
+// orchid compile MODEL.onnx -o DIR: imports, compiles and writes an artifact
+// folder that `orchid run DIR` loads.
+#include <chrono>
+#include <iostream>
+
+#include <fmt/format.h>
+
+#include "common.h"
+#include "pipeline.h"
+#include "runtime/artifact.h"
+#include "runtime/memory_plan.h"
+#include "support/error.h"
+
+namespace orchid::cli {
+
+namespace {
+
+struct CompileCommandOptions {
+  std::string model;
+  std::string output_dir;
+  bool quiet = false;
+  ShapeOptions shapes;
+};
+
+std::string megabytes(size_t bytes) { return fmt::format("{:.2f} MB", double(bytes) / 1e6); }
+
+void compile_model(const CompileCommandOptions& options) {
+  const auto start = std::chrono::steady_clock::now();
+  LoadedModel loaded = load_model(options.model, options.shapes, /*interpreter=*/false);
+  if (!loaded.program) ORCHID_FAIL() << options.model << ": nothing to compile";
+  runtime::save_artifact(*loaded.program, {options.model}, options.output_dir);
+  if (options.quiet) return;
+  const runtime::Program& program = *loaded.program;
+  const runtime::MemoryPlan memory = runtime::plan_memory(program);
+  size_t weights = 0;
+  for (size_t id = 0; id < program.graph.num_values(); ++id) {
+    const Value& value = program.graph.value(ValueId(id));
+    if (value.constant) weights += value.constant->nbytes();
+  }
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  std::cout << fmt::format("compiled {} -> {} in {:.2f} s\n", options.model, options.output_dir, seconds)
+            << fmt::format("  {} primitives in {} kernels\n", program.graph.nodes().size(), program.kernels.size())
+            << fmt::format("  weights {}; intermediates {} in an arena of {} ({} tensors)\n", megabytes(weights),
+                           megabytes(memory.intermediate_bytes), megabytes(memory.arena_bytes),
+                           memory.num_intermediates);
+}
+
+}  // namespace
+
+void add_compile_command(CLI::App& app, int& status) {
+  auto options = std::make_shared<CompileCommandOptions>();
+  CLI::App* command = app.add_subcommand(
+      "compile",
+      "Compile an ONNX model into a program of kernels and write it to a folder: plan.json (the "
+      "primitive graph, the kernels in order, the memory plan, a version stamp) and weights.bin. "
+      "`orchid run DIR` and `orchid bench DIR` load it.");
+  command->add_option("model", options->model, "The ONNX model file")->required();
+  command->add_option("--output,-o", options->output_dir, "The artifact folder to write (created if needed)")
+      ->required();
+  command->add_flag("--quiet,-q", options->quiet, "Print nothing on success");
+  options->shapes.add_to(*command);
+  command->callback([options, &status] {
+    compile_model(*options);
+    status = 0;
+  });
+}
+
+}  // namespace orchid::cli
