@@ -81,11 +81,166 @@ def dcgan_generator():
     return DcganGenerator(), (1, 100, 1, 1)
 
 
+class ConvBnSiLU(nn.Module):
+    """YOLOv5's Conv: Conv2d (no bias) + BatchNorm2d + SiLU."""
+
+    def __init__(self, cin, cout, k=1, s=1, p=None):
+        super().__init__()
+        self.conv = nn.Conv2d(cin, cout, k, s, k // 2 if p is None else p, bias=False)
+        self.bn = nn.BatchNorm2d(cout)
+        self.act = nn.SiLU()
+
+    def forward(self, x):
+        return self.act(self.bn(self.conv(x)))
+
+
+class Bottleneck(nn.Module):
+    def __init__(self, c, shortcut=True):
+        super().__init__()
+        self.cv1 = ConvBnSiLU(c, c, 1)
+        self.cv2 = ConvBnSiLU(c, c, 3)
+        self.add = shortcut
+
+    def forward(self, x):
+        y = self.cv2(self.cv1(x))
+        return x + y if self.add else y
+
+
+class C3(nn.Module):
+    """CSP bottleneck with three convs: two 1x1 branches, n bottlenecks on one,
+    Concat, a 1x1 conv."""
+
+    def __init__(self, cin, cout, n=1, shortcut=True):
+        super().__init__()
+        c = cout // 2
+        self.cv1 = ConvBnSiLU(cin, c, 1)
+        self.cv2 = ConvBnSiLU(cin, c, 1)
+        self.m = nn.Sequential(*[Bottleneck(c, shortcut) for _ in range(n)])
+        self.cv3 = ConvBnSiLU(2 * c, cout, 1)
+
+    def forward(self, x):
+        return self.cv3(torch.cat([self.m(self.cv1(x)), self.cv2(x)], 1))
+
+
+class SPPF(nn.Module):
+    """Spatial pyramid pooling, fast: MaxPool 5x5/1/2 three times, Concat."""
+
+    def __init__(self, cin, cout):
+        super().__init__()
+        c = cin // 2
+        self.cv1 = ConvBnSiLU(cin, c, 1)
+        self.m = nn.MaxPool2d(5, 1, 2)
+        self.cv2 = ConvBnSiLU(4 * c, cout, 1)
+
+    def forward(self, x):
+        x = self.cv1(x)
+        y1 = self.m(x)
+        y2 = self.m(y1)
+        return self.cv2(torch.cat([x, y1, y2, self.m(y2)], 1))
+
+
+class YoloDetector(nn.Module):
+    """A YOLOv5n-like detector: CSP backbone, SPPF, FPN neck (nearest 2x
+    Upsample + Concat), 1x1 detection heads at strides 8 and 16, 3 anchors,
+    80 classes. Input (batch, 3, 256, 256); output (batch, 3840, 85): per anchor
+    box the raw (x, y, w, h, objectness, 80 class) logits in YOLO's layout
+    (3 * (32*32 + 16*16) boxes). YOLO's final sigmoid is left out: on these
+    small random-weight logits it would squash every output to 0.5 +- 0.05 and
+    hide errors from the comparison (SiLU exercises Sigmoid anyway)."""
+
+    def __init__(self, classes=80, anchors=3):
+        super().__init__()
+        self.na, self.no = anchors, classes + 5
+        self.stem = nn.Sequential(
+            ConvBnSiLU(3, 16, 6, 2, 2),                    # 128x128
+            ConvBnSiLU(16, 32, 3, 2), C3(32, 32, 1),       # 64x64
+            ConvBnSiLU(32, 64, 3, 2), C3(64, 64, 2))       # 32x32: P3
+        self.down4 = nn.Sequential(ConvBnSiLU(64, 128, 3, 2), C3(128, 128, 3))          # 16x16: P4
+        self.down5 = nn.Sequential(ConvBnSiLU(128, 256, 3, 2), C3(256, 256, 1),
+                                   SPPF(256, 256))                                       # 8x8: P5
+        self.up = nn.Upsample(scale_factor=2, mode="nearest")
+        self.lat5 = ConvBnSiLU(256, 128, 1)
+        self.csp4 = C3(256, 128, 1, shortcut=False)
+        self.lat4 = ConvBnSiLU(128, 64, 1)
+        self.csp3 = C3(128, 64, 1, shortcut=False)
+        self.heads = nn.ModuleList([nn.Conv2d(64, anchors * self.no, 1), nn.Conv2d(128, anchors * self.no, 1)])
+
+    def forward(self, x):
+        p3 = self.stem(x)
+        p4 = self.down4(p3)
+        p5 = self.down5(p4)
+        n4 = self.csp4(torch.cat([self.up(self.lat5(p5)), p4], 1))
+        n3 = self.csp3(torch.cat([self.up(self.lat4(n4)), p3], 1))
+        outputs = []
+        for head, feature in zip(self.heads, (n3, n4)):
+            y = head(feature)
+            b, _, h, w = y.shape
+            y = y.view(b, self.na, self.no, h, w).permute(0, 1, 3, 4, 2).contiguous()
+            outputs.append(y.view(b, -1, self.no))
+        return torch.cat(outputs, 1)
+
+
+def yolo_detector():
+    return YoloDetector(), (1, 3, 256, 256)
+
+
+class ReflectConv(nn.Sequential):
+    """ReflectionPad2d(k // 2) + Conv2d, optionally after a nearest 2x Upsample."""
+
+    def __init__(self, cin, cout, k, stride=1, upsample=False):
+        layers = [nn.Upsample(scale_factor=2, mode="nearest")] if upsample else []
+        super().__init__(*layers, nn.ReflectionPad2d(k // 2), nn.Conv2d(cin, cout, k, stride))
+
+
+class ResidualBlock(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.body = nn.Sequential(ReflectConv(c, c, 3), nn.InstanceNorm2d(c, affine=True), nn.ReLU(),
+                                  ReflectConv(c, c, 3), nn.InstanceNorm2d(c, affine=True))
+
+    def forward(self, x):
+        return x + self.body(x)
+
+
+class StyleTransfer(nn.Module):
+    """Johnson et al.'s fast-neural-style transformer net (as in PyTorch's
+    examples): reflection-padded convs, InstanceNorm (affine), ReLU, two
+    stride-2 downsamplings, 5 residual blocks, two nearest 2x Upsample + conv
+    upsamplings. Image (batch, 3, 224, 224) -> image (batch, 3, 224, 224)."""
+
+    def __init__(self):
+        super().__init__()
+
+        def block(cin, cout, k, stride=1, upsample=False):
+            return [ReflectConv(cin, cout, k, stride, upsample), nn.InstanceNorm2d(cout, affine=True), nn.ReLU()]
+
+        self.net = nn.Sequential(
+            *block(3, 32, 9), *block(32, 64, 3, 2), *block(64, 128, 3, 2),
+            *[ResidualBlock(128) for _ in range(5)],
+            *block(128, 64, 3, upsample=True), *block(64, 32, 3, upsample=True),
+            ReflectConv(32, 3, 9))
+        # Fresh affine InstanceNorm is scale 1 / shift 0: randomize it, like BatchNorm.
+        for m in self.modules():
+            if isinstance(m, nn.InstanceNorm2d):
+                with torch.no_grad():
+                    m.weight.uniform_(0.5, 1.5)
+                    m.bias.uniform_(-0.2, 0.2)
+
+    def forward(self, x):
+        return self.net(x)
+
+
+def style_transfer():
+    return StyleTransfer(), (1, 3, 224, 224)
+
+
 MODELS = {
     "resnet18": resnet18,
     "transformer_encoder": transformer_encoder,
     "dcgan_generator": dcgan_generator,
     "mobilenet_v2": mobilenet_v2,
+    "yolo_detector": yolo_detector,
+    "style_transfer": style_transfer,
 }
 
 

@@ -44,9 +44,13 @@ orchid_model_test(model_resnet18 resnet18 data)
 orchid_model_test(model_transformer_encoder transformer_encoder data)
 orchid_model_test(model_dcgan_generator dcgan_generator data)
 orchid_model_test(model_mobilenet_v2 mobilenet_v2 data)
+orchid_model_test(model_yolo_detector yolo_detector data)
+orchid_model_test(model_style_transfer style_transfer data)
 # The exports have a symbolic batch axis: bind it to 2 from the test inputs.
 orchid_model_test(model_transformer_encoder_batch2 transformer_encoder data_batch2 batch=2)
 orchid_model_test(model_dcgan_generator_batch2 dcgan_generator data_batch2 batch=2)
+# Its YOLO-style head reshapes by the batch read back with Shape/Gather.
+orchid_model_test(model_yolo_detector_batch2 yolo_detector data_batch2 batch=2)
 
 # The shipped example (examples/tiny_cnn): its model and ONNX Runtime outputs
 # are committed, so this test needs neither Python nor onnxruntime.

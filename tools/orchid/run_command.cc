@@ -82,7 +82,7 @@ void run(const RunOptions& options) {
   std::map<std::string, InputFile> files = read_input_files(options.inputs);
   std::map<std::string, Tensor> feeds;
   for (const auto& [name, file] : files) feeds[name] = file.tensor;
-  LoadedModel loaded = load_model(options.model, options.shapes, options.interpreter, feeds);
+  LoadedModel loaded = load_model(options.model, options.shapes, options.interpreter);
   check_input_files(files, loaded, options.model);
   const Graph& graph = loaded.graph;
   std::mt19937_64 rng(options.seed);
