@@ -44,14 +44,24 @@ json tensor_to_json(const Tensor& tensor, std::string& blob) {
   return j;
 }
 
-Tensor tensor_from_json(const json& j, const std::string& blob) {
-  Tensor tensor(dtype_from_name(j.at("dtype").get<std::string>()), j.at("shape").get<Shape>());
+// Borrows the bytes from the blob when they are aligned for the dtype (the
+// writer aligns every tensor to 64 bytes), else copies them.
+Tensor tensor_from_json(const json& j, const TensorBlob& blob) {
+  const TensorType type{dtype_from_name(j.at("dtype").get<std::string>()), j.at("shape").get<Shape>()};
+  for (int64_t d : type.shape) {
+    if (d < 0) ORCHID_FAIL() << "negative dimension in " << type.to_string();
+  }
   const size_t offset = j.at("offset").get<size_t>();
   const size_t bytes = j.at("bytes").get<size_t>();
-  if (bytes != tensor.nbytes() || offset > blob.size() || blob.size() - offset < bytes) {
+  if (bytes != size_t(type.numel()) * dtype_size(type.dtype) || offset > blob.size || blob.size - offset < bytes) {
     ORCHID_FAIL() << "tensor data out of the weights file's range (offset " << offset << ", " << bytes << " bytes)";
   }
-  std::memcpy(tensor.raw(), blob.data() + offset, bytes);
+  const std::byte* data = blob.data + offset;
+  if (reinterpret_cast<uintptr_t>(data) % kBlobAlignment == 0 && blob.owner) {
+    return Tensor::borrow(type, const_cast<std::byte*>(data), blob.owner);
+  }
+  Tensor tensor(type);
+  if (bytes) std::memcpy(tensor.raw(), data, bytes);
   return tensor;
 }
 
@@ -69,7 +79,7 @@ json attribute_to_json(const AttributeValue& value, std::string& blob) {
   return {{"tensor", tensor_to_json(std::get<Tensor>(value), blob)}};
 }
 
-AttributeValue attribute_from_json(const json& j, const std::string& blob) {
+AttributeValue attribute_from_json(const json& j, const TensorBlob& blob) {
   if (!j.is_object() || j.size() != 1) ORCHID_FAIL() << "an attribute must be an object with one key";
   const auto& [kind, v] = *j.items().begin();
   if (kind == "int") return v.get<int64_t>();
@@ -121,7 +131,7 @@ json graph_to_json(const Graph& graph, std::string& blob) {
           {"nodes", nodes}};
 }
 
-Graph graph_from_json(const json& j, const std::string& blob, const std::string& where) {
+Graph graph_from_json(const json& j, const TensorBlob& blob, const std::string& where) {
   try {
     Graph graph;
     graph.name = j.value("name", "");

@@ -74,6 +74,13 @@ Tensor Tensor::borrow(const TensorType& type, void* data) {
   return view;
 }
 
+Tensor Tensor::borrow(const TensorType& type, void* data, std::shared_ptr<void> owner) {
+  Tensor view;
+  view.type_ = type;
+  view.storage_ = std::shared_ptr<std::byte[]>(std::move(owner), static_cast<std::byte*>(data));
+  return view;
+}
+
 Tensor Tensor::clone() const {
   if (!defined()) return {};
   Tensor copy(type_);

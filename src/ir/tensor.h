@@ -44,6 +44,9 @@ class Tensor {
   // A tensor over memory it does not own: the caller keeps `data` alive (and
   // of type.nbytes() at least) for as long as the tensor and its copies live.
   static Tensor borrow(const TensorType& type, void* data);
+  // A tensor over memory that `owner` keeps alive (a mapped file, a bigger
+  // buffer); copies of the tensor share the owner.
+  static Tensor borrow(const TensorType& type, void* data, std::shared_ptr<void> owner);
 
   DType dtype() const { return type_.dtype; }
   const Shape& shape() const { return type_.shape; }

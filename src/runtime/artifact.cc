@@ -1,5 +1,10 @@
 #include "runtime/artifact.h"
 
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -61,6 +66,32 @@ std::string read_file(const fs::path& path) {
   return bytes.str();
 }
 
+// weights.bin mapped copy-on-write (nothing writes constants; the mapping
+// just must not fail if something did): constants borrow from the mapping,
+// so loading costs no copy and untouched pages cost no memory.
+TensorBlob map_file(const fs::path& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY);
+  if (fd < 0) ORCHID_FAIL() << path.string() << ": cannot open the file";
+  struct stat info {};
+  if (::fstat(fd, &info) != 0) {
+    ::close(fd);
+    ORCHID_FAIL() << path.string() << ": cannot read the file's size";
+  }
+  TensorBlob blob;
+  blob.size = size_t(info.st_size);
+  if (blob.size == 0) {
+    ::close(fd);
+    return blob;
+  }
+  void* address = ::mmap(nullptr, blob.size, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
+  ::close(fd);
+  if (address == MAP_FAILED) ORCHID_FAIL() << path.string() << ": cannot map the file";
+  const size_t size = blob.size;
+  blob.owner = std::shared_ptr<void>(address, [size](void* p) { ::munmap(p, size); });
+  blob.data = static_cast<const std::byte*>(address);
+  return blob;
+}
+
 void write_file(const fs::path& path, const std::string& bytes) {
   std::ofstream file(path, std::ios::binary | std::ios::trunc);
   file.write(bytes.data(), std::streamsize(bytes.size()));
@@ -111,7 +142,7 @@ Program load_artifact(const std::string& dir) {
                   << "); this is Orchid " << kVersion << " (format " << kArtifactFormat
                   << "): compile the model again";
   }
-  const std::string weights = read_file(fs::path(dir) / kWeightsFile);
+  const TensorBlob weights = map_file(fs::path(dir) / kWeightsFile);
   Program program;
   if (!plan.contains("graph")) ORCHID_FAIL() << plan_path.string() << ": no graph";
   program.graph = graph_from_json(plan["graph"], weights, plan_path.string());
