@@ -44,8 +44,6 @@ json tensor_to_json(const Tensor& tensor, std::string& blob) {
   return j;
 }
 
-// Borrows the bytes from the blob when they are aligned for the dtype (the
-// writer aligns every tensor to 64 bytes), else copies them.
 Tensor tensor_from_json(const json& j, const TensorBlob& blob) {
   const TensorType type{dtype_from_name(j.at("dtype").get<std::string>()), j.at("shape").get<Shape>()};
   for (int64_t d : type.shape) {
@@ -54,14 +52,11 @@ Tensor tensor_from_json(const json& j, const TensorBlob& blob) {
   const size_t offset = j.at("offset").get<size_t>();
   const size_t bytes = j.at("bytes").get<size_t>();
   if (bytes != size_t(type.numel()) * dtype_size(type.dtype) || offset > blob.size || blob.size - offset < bytes) {
-    ORCHID_FAIL() << "tensor data out of the weights file's range (offset " << offset << ", " << bytes << " bytes)";
-  }
-  const std::byte* data = blob.data + offset;
-  if (reinterpret_cast<uintptr_t>(data) % kBlobAlignment == 0 && blob.owner) {
-    return Tensor::borrow(type, const_cast<std::byte*>(data), blob.owner);
+    ORCHID_FAIL() << "tensor data beyond the end of the weights file (offset " << offset << ", " << bytes
+                  << " bytes; the file has " << blob.size << "): the file is truncated or from another compile";
   }
   Tensor tensor(type);
-  if (bytes) std::memcpy(tensor.raw(), data, bytes);
+  if (bytes) blob.read(offset, bytes, tensor.raw());
   return tensor;
 }
 
@@ -161,7 +156,7 @@ Graph graph_from_json(const json& j, const TensorBlob& blob, const std::string& 
   } catch (const json::exception& e) {
     ORCHID_FAIL() << where << ": malformed graph: " << e.what();
   } catch (const Error& e) {
-    ORCHID_FAIL() << where << ": malformed graph: " << e.what();
+    ORCHID_FAIL() << where << ": " << e.what();
   }
 }
 

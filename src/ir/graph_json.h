@@ -4,7 +4,7 @@
 #pragma once
 
 #include <cstddef>
-#include <memory>
+#include <functional>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -13,12 +13,12 @@
 
 namespace orchid {
 
-// Tensor data read back: `data` points at `size` bytes that `owner` keeps
-// alive (a memory-mapped file); constants borrow from it without copying.
+// Where tensor data is read back from: `size` bytes in all; read() copies
+// [offset, offset + bytes) into `destination`. Each tensor is read straight
+// into its own storage, so loading never holds the data twice.
 struct TensorBlob {
-  std::shared_ptr<void> owner;
-  const std::byte* data = nullptr;
   size_t size = 0;
+  std::function<void(size_t offset, size_t bytes, void* destination)> read;
 };
 
 // Appends every tensor's bytes to `blob` (64-byte aligned) and refers to them

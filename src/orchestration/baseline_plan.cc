@@ -55,6 +55,7 @@ bool is_linear(const Node& node, const Graph& graph) {
 
 std::vector<runtime::KernelGroup> plan_baseline(const Graph& graph) {
   const Uses uses = find_uses(graph);
+  const runtime::GroupMaker make_group(graph);
   std::vector<bool> absorbed(graph.nodes().size(), false);
   std::vector<runtime::KernelGroup> kernels;
   for (size_t i = 0; i < graph.nodes().size(); ++i) {
@@ -66,7 +67,7 @@ std::vector<runtime::KernelGroup> plan_baseline(const Graph& graph) {
       while (std::optional<size_t> next = sole_consumer(graph, uses, current, i)) {
         const Node& node = graph.nodes()[*next];
         if (node.outputs.size() != 1 ||
-            !runtime::cpu::linear_can_absorb(graph, runtime::make_group(graph, members), node)) {
+            !runtime::cpu::linear_can_absorb(graph, make_group(members), node)) {
           break;
         }
         members.push_back(*next);
@@ -74,7 +75,7 @@ std::vector<runtime::KernelGroup> plan_baseline(const Graph& graph) {
         current = node.outputs[0];
       }
     }
-    kernels.push_back(runtime::make_group(graph, members));
+    kernels.push_back(make_group(members));
   }
   return kernels;
 }

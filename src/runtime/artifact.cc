@@ -1,7 +1,6 @@
 #include "runtime/artifact.h"
 
 #include <fcntl.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -66,29 +65,28 @@ std::string read_file(const fs::path& path) {
   return bytes.str();
 }
 
-// weights.bin mapped copy-on-write (nothing writes constants; the mapping
-// just must not fail if something did): constants borrow from the mapping,
-// so loading costs no copy and untouched pages cost no memory.
-TensorBlob map_file(const fs::path& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY);
+// weights.bin read tensor by tensor (pread) into each constant's storage.
+TensorBlob open_weights(const fs::path& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) ORCHID_FAIL() << path.string() << ": cannot open the file";
+  auto file = std::shared_ptr<int>(new int(fd), [](int* f) {
+    ::close(*f);
+    delete f;
+  });
   struct stat info {};
-  if (::fstat(fd, &info) != 0) {
-    ::close(fd);
-    ORCHID_FAIL() << path.string() << ": cannot read the file's size";
-  }
+  if (::fstat(fd, &info) != 0) ORCHID_FAIL() << path.string() << ": cannot read the file's size";
   TensorBlob blob;
   blob.size = size_t(info.st_size);
-  if (blob.size == 0) {
-    ::close(fd);
-    return blob;
-  }
-  void* address = ::mmap(nullptr, blob.size, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
-  ::close(fd);
-  if (address == MAP_FAILED) ORCHID_FAIL() << path.string() << ": cannot map the file";
-  const size_t size = blob.size;
-  blob.owner = std::shared_ptr<void>(address, [size](void* p) { ::munmap(p, size); });
-  blob.data = static_cast<const std::byte*>(address);
+  blob.read = [file, path](size_t offset, size_t bytes, void* destination) {
+    auto* out = static_cast<char*>(destination);
+    while (bytes > 0) {
+      const ssize_t got = ::pread(*file, out, bytes, off_t(offset));
+      if (got <= 0) ORCHID_FAIL() << path.string() << ": cannot read " << bytes << " bytes at offset " << offset;
+      out += got;
+      offset += size_t(got);
+      bytes -= size_t(got);
+    }
+  };
   return blob;
 }
 
@@ -142,10 +140,11 @@ Program load_artifact(const std::string& dir) {
                   << "); this is Orchid " << kVersion << " (format " << kArtifactFormat
                   << "): compile the model again";
   }
-  const TensorBlob weights = map_file(fs::path(dir) / kWeightsFile);
+  const TensorBlob weights = open_weights(fs::path(dir) / kWeightsFile);
   Program program;
   if (!plan.contains("graph")) ORCHID_FAIL() << plan_path.string() << ": no graph";
-  program.graph = graph_from_json(plan["graph"], weights, plan_path.string());
+  const std::string weights_path = (fs::path(dir) / kWeightsFile).string();
+  program.graph = graph_from_json(plan["graph"], weights, plan_path.string() + " with " + weights_path);
   try {
     program.kernels = kernels_from_json(plan.at("kernels"), program.graph);
   } catch (const json::exception& e) {

@@ -22,10 +22,11 @@ Executable::Executable(Program program) : program_(std::move(program)) {
   verify_program(program_);
   memory_plan_ = plan_memory(program_);
   const Graph& graph = program_.graph;
-  for (const KernelGroup& group : program_.kernels) {
-    kernels_.push_back(make_cpu_kernel(graph, group));
-    kernel_info_.push_back({group.name, group_ops(graph, group), kernels_.back()->implementation()});
+  for (size_t id = 0; id < graph.num_values(); ++id) {
+    const Value& value = graph.value(ValueId(id));
+    if (value.constant) weight_bytes_ += value.constant->nbytes();
   }
+  make_kernels();
   const size_t bytes = memory_plan_.arena_bytes + kArenaAlignment;
   arena_ = std::shared_ptr<std::byte[]>(new std::byte[bytes]);
   const auto address = reinterpret_cast<uintptr_t>(arena_.get());
@@ -38,13 +39,30 @@ Executable::Executable(Program program) : program_(std::move(program)) {
 
 Executable::~Executable() = default;
 
-size_t Executable::weight_bytes() const {
-  size_t bytes = 0;
-  for (size_t id = 0; id < program_.graph.num_values(); ++id) {
-    const Value& value = program_.graph.value(ValueId(id));
-    if (value.constant) bytes += value.constant->nbytes();
+// Creates the kernels in order. A constant that every reader has packed into
+// its own layout is freed as soon as the last reader is built, so loading
+// never holds all weights twice (peak memory: weights + one layer's copy).
+void Executable::make_kernels() {
+  Graph& graph = program_.graph;
+  std::vector<int> readers(graph.num_values(), 0);
+  for (const KernelGroup& group : program_.kernels) {
+    for (ValueId id : group.inputs) readers[size_t(id)] += graph.value(id).is_constant();
   }
-  return bytes;
+  for (ValueId id : graph.outputs()) readers[size_t(id)] = -1;  // returned as is: kept
+  for (const KernelGroup& group : program_.kernels) {
+    kernels_.push_back(make_cpu_kernel(graph, group));
+    const Kernel& kernel = *kernels_.back();
+    kernel_info_.push_back({group.name, group_ops(graph, group), kernel.implementation()});
+    for (size_t k = 0; k < group.inputs.size(); ++k) {
+      const ValueId id = group.inputs[k];
+      if (!graph.value(id).is_constant()) continue;
+      if (kernel.reads_input_at_run(k)) {
+        readers[size_t(id)] = -1;  // read at run time: kept
+      } else if (readers[size_t(id)] > 0 && --readers[size_t(id)] == 0) {
+        graph.value(id).constant = Tensor();  // still a constant, its data freed
+      }
+    }
+  }
 }
 
 void* Executable::buffer_of(ValueId id, const std::vector<Tensor>& outputs,

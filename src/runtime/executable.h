@@ -34,7 +34,8 @@ class Executable {
   const MemoryPlan& memory_plan() const { return memory_plan_; }
   const std::vector<KernelInfo>& kernel_info() const { return kernel_info_; }
   size_t num_kernels() const { return kernels_.size(); }
-  size_t weight_bytes() const;
+  // Bytes of the program's constants as loaded (before packed ones are freed).
+  size_t weight_bytes() const { return weight_bytes_; }
 
  private:
   void* buffer_of(ValueId id, const std::vector<Tensor>& outputs, const std::map<ValueId, const Tensor*>& inputs);
@@ -46,6 +47,9 @@ class Executable {
   std::shared_ptr<std::byte[]> arena_;
   std::byte* arena_base_ = nullptr;
   std::vector<int> output_slot_;  // per ValueId: index into graph outputs, -1 if none
+  size_t weight_bytes_ = 0;
+
+  void make_kernels();
 };
 
 }  // namespace orchid::runtime

@@ -8,11 +8,22 @@
 
 namespace orchid::runtime {
 
-KernelGroup make_group(const Graph& graph, std::vector<size_t> nodes) {
+GroupMaker::GroupMaker(const Graph& graph) : graph_(graph) {
+  readers_.resize(graph.num_values());
+  graph_output_.assign(graph.num_values(), false);
+  for (size_t i = 0; i < graph.nodes().size(); ++i) {
+    for (ValueId id : graph.nodes()[i].inputs) {
+      if (id != kNoValue) readers_[size_t(id)].push_back(i);
+    }
+  }
+  for (ValueId id : graph.outputs()) graph_output_[size_t(id)] = true;
+}
+
+KernelGroup GroupMaker::operator()(std::vector<size_t> nodes) const {
   KernelGroup group;
   std::set<ValueId> produced;
   for (size_t index : nodes) {
-    const Node& node = graph.nodes().at(index);
+    const Node& node = graph_.nodes().at(index);
     for (ValueId id : node.inputs) {
       if (id == kNoValue || produced.count(id)) continue;
       if (std::find(group.inputs.begin(), group.inputs.end(), id) == group.inputs.end()) group.inputs.push_back(id);
@@ -23,19 +34,21 @@ KernelGroup make_group(const Graph& graph, std::vector<size_t> nodes) {
     group.name += (group.name.empty() ? "" : "+") + node.name;
   }
   // Produced values read by a node outside the group or returned by the graph.
-  std::set<ValueId> needed(graph.outputs().begin(), graph.outputs().end());
-  std::set<size_t> members(nodes.begin(), nodes.end());
-  for (size_t i = 0; i < graph.nodes().size(); ++i) {
-    if (members.count(i)) continue;
-    for (ValueId id : graph.nodes()[i].inputs) needed.insert(id);
-  }
+  const std::set<size_t> members(nodes.begin(), nodes.end());
   for (size_t index : nodes) {
-    for (ValueId id : graph.nodes()[index].outputs) {
-      if (id != kNoValue && needed.count(id)) group.outputs.push_back(id);
+    for (ValueId id : graph_.nodes()[index].outputs) {
+      if (id == kNoValue) continue;
+      bool needed = graph_output_[size_t(id)];
+      for (size_t reader : readers_[size_t(id)]) needed |= !members.count(reader);
+      if (needed) group.outputs.push_back(id);
     }
   }
   group.nodes = std::move(nodes);
   return group;
+}
+
+KernelGroup make_group(const Graph& graph, std::vector<size_t> nodes) {
+  return GroupMaker(graph)(std::move(nodes));
 }
 
 std::unique_ptr<Kernel> make_cpu_kernel(const Graph& graph, const KernelGroup& group) {

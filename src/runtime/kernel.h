@@ -30,6 +30,19 @@ struct KernelGroup {
 // outside the group or listed as graph outputs.
 KernelGroup make_group(const Graph& graph, std::vector<size_t> nodes);
 
+// make_group for many groups of one graph: the value readers are indexed
+// once, so each group costs time in its own size, not the graph's.
+class GroupMaker {
+ public:
+  explicit GroupMaker(const Graph& graph);
+  KernelGroup operator()(std::vector<size_t> nodes) const;
+
+ private:
+  const Graph& graph_;
+  std::vector<std::vector<size_t>> readers_;  // per value: the nodes that read it
+  std::vector<bool> graph_output_;            // per value
+};
+
 // Pointers to the data of a kernel's inputs and outputs, in KernelGroup order.
 // Buffers are dense, row-major, of the value's TensorType; they do not alias
 // each other (an input and an output never share memory).
@@ -46,6 +59,10 @@ class Kernel {
   virtual void run(const KernelArgs& args) = 0;
   // Which implementation runs: "onednn conv", "elementwise", "reference", ...
   virtual std::string implementation() const = 0;
+  // False for a constant input the kernel copied (packed) at construction and
+  // never reads again: once no kernel reads a constant, the executor frees it
+  // and passes nullptr in its place.
+  virtual bool reads_input_at_run(size_t /*input*/) const { return true; }
 };
 
 // Creates a kernel for a group. Weights (constant inputs) may be read and

@@ -2,12 +2,17 @@
 """Bad input to the orchid CLI: each case must exit with status exactly 2 and
 print one message that starts with `orchid: error:` and names the file / node /
 operator and what was expected. Never an internal error, abort or crash.
+A few positive cases (exit 0) check the round trip `orchid compile` -> `orchid
+run DIR` against the reference interpreter, so that the artifact cases above
+them start from a valid artifact.
 
 Usage: cli_errors_test.py ORCHID_BINARY     (VERBOSE=1 prints every message)
 The bad models and tensor files are built here, in a temporary folder, with
 the onnx Python package.
 """
+import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -66,6 +71,55 @@ def expect_error(case, args, *fragments):
         print("     problems: " + "; ".join(problems))
         print("     stderr: " + err.strip().replace("\n", "\n             "))
         FAILURES.append(case)
+
+
+def expect_ok(case, args, *check):
+    """Runs orchid with `args`; checks status 0 and a clean stderr, then calls
+    each `check` (raising AssertionError on a problem). Returns the process."""
+    proc = subprocess.run([ORCHID] + args, capture_output=True, text=True, timeout=120)
+    problems = []
+    if proc.returncode < 0:
+        problems.append(f"killed by signal {-proc.returncode}")
+    elif proc.returncode != 0:
+        problems.append(f"exit status {proc.returncode}, expected 0")
+    for bad in ("error", "terminate called", "Aborted", "Segmentation", "AddressSanitizer"):
+        if bad in proc.stderr:
+            problems.append(f"stderr mentions '{bad}'")
+    if not problems:
+        problems += run_checks(check)
+    status = "ok  " if not problems else "FAIL"
+    print(f"{status} {case}")
+    if problems:
+        print("     command: " + " ".join([ORCHID] + args))
+        print("     problems: " + "; ".join(problems))
+        print("     stderr: " + proc.stderr.strip().replace("\n", "\n             "))
+        FAILURES.append(case)
+    return proc
+
+
+def run_checks(checks):
+    problems = []
+    for fn in checks:
+        try:
+            fn()
+        except AssertionError as e:
+            problems.append(" ".join(str(e).split()) or "check failed")
+    return problems
+
+
+def expect_true(case, *check):
+    """A check on the files earlier cases wrote (no orchid run)."""
+    problems = run_checks(check)
+    print(f"{'ok  ' if not problems else 'FAIL'} {case}")
+    if problems:
+        print("     problems: " + "; ".join(problems))
+        FAILURES.append(case)
+
+
+def load_output(folder, k=0):
+    path = os.path.join(folder, f"output_{k}.pb")
+    assert os.path.isfile(path), f"no {path}"
+    return numpy_helper.to_array(onnx.load_tensor(path))
 
 
 def relu_model(d):
@@ -215,6 +269,101 @@ def inference_cases(d):
                  "node 'conv1' (Conv)", "1x3x8x8", "4x3x3")
 
 
+def artifact_cases(d):
+    """`orchid compile` / `run DIR` / `bench DIR`: a good artifact round trip
+    first (exit 0), then broken artifacts and bad flag combinations."""
+    conv = conv_model(d)
+    art = os.path.join(d, "conv_art")
+    expect_ok("compile a model", ["compile", conv, "-o", art, "-q"],
+              lambda: assert_files(art, "plan.json", "weights.bin"))
+    x = save_tensor(os.path.join(d, "conv_x.pb"),
+                    np.random.default_rng(1).standard_normal((1, 3, 8, 8)).astype(np.float32), "x")
+    out_art, out_mem, out_ref = (os.path.join(d, name) for name in ("out_art", "out_mem", "out_ref"))
+    expect_ok("run the artifact", ["run", art, "--input", "x=" + x, "--output-dir", out_art,
+                                   "--threads", "1"])
+    expect_ok("run the ONNX model compiled in memory", ["run", conv, "--input", "x=" + x,
+                                                        "--output-dir", out_mem, "--threads", "1"])
+    expect_ok("run the ONNX model on the interpreter", ["run", conv, "--interpreter", "--input", "x=" + x,
+                                                        "--output-dir", out_ref])
+
+    def same_as_in_memory():
+        a, b = load_output(out_art), load_output(out_mem)
+        np.testing.assert_array_equal(a, b, err_msg="artifact vs in-memory compile")
+
+    def close_to_interpreter():
+        a, ref = load_output(out_art), load_output(out_ref)
+        assert a.dtype == ref.dtype and a.shape == ref.shape, f"{a.dtype}{a.shape} vs {ref.dtype}{ref.shape}"
+        np.testing.assert_allclose(a, ref, rtol=1e-5, atol=1e-6, err_msg="artifact vs interpreter")
+
+    expect_true("artifact output equals the in-memory compile", same_as_in_memory)
+    expect_true("artifact output matches the interpreter", close_to_interpreter)
+
+    def bench_json():
+        last = proc.stdout.strip().splitlines()[-1]
+        result = json.loads(last)
+        assert "median_ms" in result and "arena_bytes" in result, f"bench --json last line: {last}"
+
+    proc = expect_ok("bench the artifact", ["bench", art, "--runs", "1", "--warmup", "0", "--threads", "1",
+                                            "--json"])
+    if proc.returncode == 0:
+        expect_true("bench --json prints JSON on the last line", bench_json)
+
+    def broken_copy(name):
+        folder = os.path.join(d, name)
+        shutil.copytree(art, folder)
+        return folder
+
+    not_artifact = os.path.join(d, "not_an_artifact")
+    os.makedirs(not_artifact)
+    save_tensor(os.path.join(not_artifact, "input_0.pb"), np.ones((2, 3), np.float32))
+    expect_error("run a folder without plan.json", ["run", not_artifact], "not_an_artifact", "folder", "plan.json")
+    bad_json = broken_copy("bad_json")
+    with open(os.path.join(bad_json, "plan.json"), "w") as f:
+        f.write('{ "format": "orchid-program", not json')
+    expect_error("plan.json that is not JSON", ["run", bad_json, "--random-inputs"], "bad_json", "plan.json",
+                 "JSON")
+    other_version = broken_copy("other_version")
+    plan_path = os.path.join(other_version, "plan.json")
+    with open(plan_path) as f:
+        plan = f.read()
+    parsed = json.loads(plan)
+    expect_true("plan.json has format_version and orchid_version",
+                lambda: assert_keys(parsed, "format_version", "orchid_version"))
+    parsed["orchid_version"] = "0.0.0-other"
+    with open(plan_path, "w") as f:
+        json.dump(parsed, f)
+    expect_error("plan.json of another orchid_version", ["run", other_version, "--random-inputs"],
+                 "other_version", "0.0.0-other", "compile the model again")
+    expect_error("plan.json of another orchid_version (bench)", ["bench", other_version, "--runs", "1"],
+                 "other_version", "compile the model again")
+    truncated = broken_copy("truncated_weights")
+    weights = os.path.join(truncated, "weights.bin")
+    with open(weights, "r+b") as f:
+        f.truncate(os.path.getsize(weights) // 2)
+    expect_error("weights.bin truncated", ["run", truncated, "--random-inputs"], "truncated_weights", "weights.bin", "truncated")
+    expect_error("compile without -o", ["compile", conv], "--output")
+    a_file = os.path.join(d, "regular_file")
+    open(a_file, "w").close()
+    expect_error("compile -o onto a regular file", ["compile", conv, "-o", a_file], "regular_file")
+    expect_error("bench --runs 0", ["bench", conv, "--runs", "0"], "--runs")
+    expect_error("check --fission --interpreter", ["check", conv, "--fission", "--interpreter"], "--fission",
+                 "--interpreter")
+    expect_error("run an artifact with --interpreter", ["run", art, "--interpreter", "--random-inputs"],
+                 "conv_art", "--interpreter")
+    expect_error("run an artifact with --shape", ["run", art, "--shape", "x=1x2", "--random-inputs"], "conv_art",
+                 "--shape")
+
+
+def assert_keys(obj, *keys):
+    for key in keys:
+        assert key in obj, f"no '{key}' in plan.json"
+
+
+def assert_files(folder, *names):
+    for name in names:
+        assert os.path.isfile(os.path.join(folder, name)), f"no {name} in {folder}"
+
+
 def main():
     with tempfile.TemporaryDirectory(prefix="orchid_cli_errors_") as d:
         relu = file_cases(d)
@@ -222,6 +371,7 @@ def main():
         initializer_cases(d)
         tensor_file_cases(d, relu)
         inference_cases(d)
+        artifact_cases(d)
     if FAILURES:
         print(f"\n{len(FAILURES)} case(s) failed: " + ", ".join(FAILURES))
         return 1

@@ -1,12 +1,15 @@
 # ONNX backend conformance suite: every test folder of the ONNX test data
-# (node, pytorch-converted, pytorch-operator, simple) through `orchid check`,
-# once as imported and once with --fission (the graph after fission into
-# primitives). Fails if a test of tests/conformance/expected_pass.txt no
-# longer passes, or one of expected_pass_fission.txt no longer passes with
-# fission; writes docs/conformance.md (pass / fail / unsupported / error per
-# test and per operator, plus the pass-with-fission columns) in the source
-# tree. Skipped (exit 77) where the test data
-# (Debian's libonnx-testdata) is not installed.
+# (node, pytorch-converted, pytorch-operator, simple) through `orchid check`
+# in three modes: --interpreter (the reference interpreter on the imported
+# graph, the oracle), --fission (the reference interpreter on the graph after
+# fission into primitives) and plain `check` (the compiled program on the CPU
+# runtime). Fails if a test of tests/conformance/expected_pass.txt,
+# expected_pass_fission.txt or expected_pass_runtime.txt no longer passes in
+# its mode; writes docs/conformance.md (pass / fail / unsupported / error per
+# test and per operator, plus the pass-with-fission and pass-on-runtime
+# columns) in the source tree. Skipped (exit 77) where the test data
+# (Debian's libonnx-testdata) is not installed. To regenerate the gate lists,
+# see the command at the top of run_conformance.py.
 #
 # The runner needs the `onnx` Python package to list each model's operators:
 # Debian's python3-onnx under /usr/bin/python3 by default; override with
@@ -31,11 +34,14 @@ if(ORCHID_CONFORMANCE_PYTHON)
       --data-dir ${ORCHID_CONFORMANCE_DATA}
       --check-expected
       --with-fission
+      --with-runtime
       --report ${PROJECT_SOURCE_DIR}/docs/conformance.md
     WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
-  # Uses every core (--jobs defaults to nproc); both modes together should stay
-  # under ~2 minutes on 2 cores; the timeout leaves room for slow reference
-  # kernels and sanitizer builds.
+  # Uses every core (--jobs defaults to nproc; the runtime mode runs each test
+  # with --threads 1). The three modes took 104 s on 2 (shared) cores, most of
+  # it compiling one test (pytorch-converted/test_MaxPool2d_stride_padding_dilation:
+  # a 60x80 dilated MaxPool fissions into 9600 kernels, ~80 s); the timeout
+  # leaves room for slow reference kernels and sanitizer builds.
   set_tests_properties(conformance PROPERTIES
     TIMEOUT 1800
     RUN_SERIAL TRUE

@@ -1,23 +1,39 @@
 #!/usr/bin/python3
-"""ONNX backend conformance suite for Orchid.
+r"""ONNX backend conformance suite for Orchid.
+
+Regenerate the report and the runtime gate (after faster kernels land) with
+one command, from the source tree:
+
+    /usr/bin/python3 tests/conformance/run_conformance.py --orchid build/orchid \
+        --with-fission --with-runtime --update-expected runtime
+
+(`--update-expected` alone rewrites the lists of every mode that ran.)
 
 Runs `orchid check model.onnx --test-dir <test>` on every test folder of the
 ONNX backend test data (node, pytorch-converted, pytorch-operator, simple; the
 weightless stubs under real/ are skipped), classifies each test as pass / fail /
 unsupported / error, and writes docs/conformance.md.
 
-Regression gate: --check-expected compares with tests/conformance/expected_pass.txt
-and exits 1 if a listed test no longer passes; --update-expected rewrites the
-list.
+Modes: the primary mode is the reference interpreter on the imported graph
+(`orchid check --interpreter`, the oracle), gated by expected_pass.txt. Extra
+modes run every test again, each in its own column of the report and with its
+own gate:
+  --with-fission  `orchid check --fission` (the reference interpreter on the
+                  graph after fission into primitives); expected_pass_fission.txt
+  --with-runtime  plain `orchid check` (the compiled program on the CPU runtime,
+                  one kernel thread per test since --jobs runs tests in
+                  parallel); expected_pass_runtime.txt
+The report lists, per extra mode, the tests that pass on the interpreter but not
+in that mode. --fission or --runtime alone run only that mode (gated by its own
+list, writing no report unless --report is given).
 
-Fission: --fission runs every test with `orchid check --fission` instead (the
-graph after fission into primitives), gated by expected_pass_fission.txt and
-writing no report unless --report is given. --with-fission runs both modes:
-the default mode as above, plus the fission mode gated by --expected-fission
-(expected_pass_fission.txt); the report then gains "pass with fission"
-columns and a list of the tests that pass only without fission. The last line printed is `N passed, M failed` (N = tests passing now,
-M = regressions under --check-expected, else 0). Exit status: 0, 1 on a
-regression, 77 (skip) without the test data, 2 on bad usage.
+Regression gate: --check-expected compares with the expected-pass lists and
+exits 1 if a listed test no longer passes; --update-expected [MODE,...] rewrites
+the lists of the given modes (interpreter, fission, runtime; default: every mode
+that ran), keeping entries outside the run. The last line printed is
+`N passed, M failed` (N = tests passing now in the primary mode, M =
+regressions in all modes under --check-expected, else 0). Exit status: 0, 1 on
+a regression, 77 (skip) without the test data, 2 on bad usage.
 
 Needs Python 3 and the `onnx` package (only to list the operators of each
 model); Debian's python3-onnx under /usr/bin/python3 will do.
@@ -30,6 +46,7 @@ import re
 import signal
 import subprocess
 import sys
+import textwrap
 import time
 from collections import defaultdict
 
@@ -39,9 +56,41 @@ DEFAULT_DATA_DIR = "/usr/share/libonnx-testdata/data"
 DEFAULT_SUITES = ["node", "pytorch-converted", "pytorch-operator", "simple"]
 DEFAULT_EXPECTED = os.path.join(HERE, "expected_pass.txt")
 DEFAULT_EXPECTED_FISSION = os.path.join(HERE, "expected_pass_fission.txt")
+DEFAULT_EXPECTED_RUNTIME = os.path.join(HERE, "expected_pass_runtime.txt")
 DEFAULT_REPORT = os.path.join(SOURCE_DIR, "docs", "conformance.md")
 REGENERATE_COMMAND = ("/usr/bin/python3 tests/conformance/run_conformance.py "
                       "--orchid build/orchid --report docs/conformance.md")
+
+
+class Mode:
+    """One way of running `orchid check` on a test."""
+
+    def __init__(self, name, args, column, expected, description, lost_title):
+        self.name = name                # --NAME, --with-NAME, --expected-NAME
+        self.args = args                # extra `orchid check` arguments
+        self.column = column            # report column title
+        self.expected = expected        # default expected-pass list
+        self.description = description  # Markdown, for the report and the list header
+        self.lost_title = lost_title    # report section: pass on the interpreter only
+
+
+MODES = {
+    "interpreter": Mode(
+        "interpreter", ["--interpreter"], "Pass", DEFAULT_EXPECTED,
+        "`orchid check --interpreter` (the reference interpreter on the imported graph)", None),
+    "fission": Mode(
+        "fission", ["--fission"], "Pass with fission", DEFAULT_EXPECTED_FISSION,
+        "`orchid check --fission` (the reference interpreter on the graph after fission "
+        "into primitives)",
+        "Passing on the interpreter but not with fission"),
+    # One kernel thread per process: --jobs already runs nproc tests at once.
+    "runtime": Mode(
+        "runtime", ["--threads", "1"], "Pass on runtime", DEFAULT_EXPECTED_RUNTIME,
+        "plain `orchid check` (the compiled program on the CPU runtime, `--threads 1`)",
+        "Passing on the interpreter but not on the runtime"),
+}
+PRIMARY_MODE = "interpreter"
+EXTRA_MODES = ["fission", "runtime"]  # --with-NAME; report columns in this order
 
 SKIP_EXIT = 77  # CTest's SKIP_RETURN_CODE
 STATUSES = ["pass", "fail", "unsupported", "error"]
@@ -90,13 +139,13 @@ class Test:
         self.blamed_ops = []    # operators the error names (unsupported)
         self.reason = ""        # one line
         self.seconds = 0.0
-        self.fission = None     # the same test under `orchid check --fission` (a Test)
-        self.fission_mode = False  # this Test is run with --fission
+        self.mode = MODES[PRIMARY_MODE]
+        self.twins = {}         # extra mode name -> the same test in that mode (a Test)
 
     @property
     def label(self):
-        """The key, marked when the test ran with --fission (for the log)."""
-        return self.key + (" [fission]" if self.fission_mode else "")
+        """The key, marked with the mode unless it is the primary one (for the log)."""
+        return self.key + ("" if self.mode.name == PRIMARY_MODE else f" [{self.mode.name}]")
 
 
 def fatal(message):
@@ -240,18 +289,17 @@ def unsupported_category(message, test):
     return category, named
 
 
-def fission_twin(test):
-    """A fresh Test for the same folder, to hold the --fission result."""
-    twin = Test(test.suite, test.name, test.folder)
-    twin.ops = test.ops
-    twin.fission_mode = True
-    return twin
+def twin(test, mode):
+    """A fresh Test for the same folder, to hold the result in another mode."""
+    other = Test(test.suite, test.name, test.folder)
+    other.ops = test.ops
+    other.mode = mode
+    return other
 
 
-def run_test(test, orchid, timeout, fission=False):
+def run_test(test, orchid, timeout):
     cmd = [orchid, "check", os.path.join(test.folder, "model.onnx"), "--test-dir", test.folder]
-    if fission:
-        cmd.append("--fission")
+    cmd += test.mode.args
     start = time.monotonic()
     try:
         proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
@@ -310,12 +358,20 @@ def write_report(path, tests, suites):
     by_suite = defaultdict(list)
     for t in tests:
         by_suite[t.suite].append(t)
-    with_fission = any(t.fission for t in tests)
-    fission_column = " Pass with fission |" if with_fission else ""
-    fission_align = "---:|" if with_fission else ""
+    primary = tests[0].mode
+    extras = [MODES[name] for name in EXTRA_MODES if any(name in t.twins for t in tests)]
+    extra_columns = "".join(f" {m.column} |" for m in extras)
+    extra_align = "---:|" * len(extras)
 
-    def fission_pass(group):
-        return f" {sum(1 for t in group if t.fission and t.fission.status == 'pass')} |" if with_fission else ""
+    def passes(group, mode):
+        return sum(1 for t in group if mode.name in t.twins and t.twins[mode.name].status == "pass")
+
+    def extra_cells(group, bold=False):
+        mark = "**" if bold else ""
+        return "".join(f" {mark}{passes(group, m)}{mark} |" for m in extras)
+
+    def rel(p):
+        return os.path.relpath(p, SOURCE_DIR)
 
     out = []
     w = out.append
@@ -324,31 +380,32 @@ def write_report(path, tests, suites):
     w("Generated by the `conformance` CTest test; do not edit. Regenerate with:")
     w("")
     w("```")
-    w(REGENERATE_COMMAND + (" --with-fission" if with_fission else ""))
+    w(REGENERATE_COMMAND + ("" if primary.name == PRIMARY_MODE else f" --{primary.name}")
+      + "".join(f" --with-{m.name}" for m in extras))
     w("```")
     w("")
-    w("(or `ctest --test-dir build -R '^conformance$'`, which also checks "
-      "`tests/conformance/expected_pass.txt`"
-      + (" and `tests/conformance/expected_pass_fission.txt`" if with_fission else "") + ").")
+    gates = [f"`{rel(m.expected)}`" for m in [primary] + extras]
+    gate_list = gates[0] if len(gates) == 1 else ", ".join(gates[:-1]) + " and " + gates[-1]
+    w(f"(or `ctest --test-dir build -R '^conformance$'`, which also checks {gate_list}).")
     w("")
     w(f"Test data: `{DEFAULT_DATA_DIR}` (ONNX 1.12 backend tests); the weightless "
       "`real/` stubs are skipped. Each test runs `orchid check model.onnx --test-dir "
       "<test>` with ONNX's tolerance (rtol 1e-3, atol 1e-7; no test folder of this "
-      "version sets its own).")
+      f"version sets its own). The statuses below are those of {primary.description}, "
+      f"gated by `{rel(primary.expected)}`.")
     w("")
     w("- **pass**: every data set matches; **fail**: a mismatch (exit 1);")
     w("- **unsupported**: orchid rejects the model for a feature it does not support "
       "(operator, element type, sequence/optional value);")
     w("- **error**: any other error, crash or timeout.")
-    if with_fission:
-        w("- **pass with fission**: passes with `orchid check --fission` (the graph "
-          "after fission into primitives); gated by "
-          "`tests/conformance/expected_pass_fission.txt`.")
+    for m in extras:
+        w(f"- **{m.column.lower()}**: passes with {m.description}; gated by "
+          f"`{rel(m.expected)}`.")
     w("")
     w("## Summary")
     w("")
-    w(f"| Suite | Pass |{fission_column} Fail | Unsupported | Error | Total |")
-    w(f"|---|---:|{fission_align}---:|---:|---:|---:|")
+    w(f"| Suite | Pass |{extra_columns} Fail | Unsupported | Error | Total |")
+    w(f"|---|---:|{extra_align}---:|---:|---:|---:|")
     totals = defaultdict(int)
     for suite in suites:
         counts = defaultdict(int)
@@ -356,14 +413,13 @@ def write_report(path, tests, suites):
             counts[t.status] += 1
         for s in STATUSES:
             totals[s] += counts[s]
-        w(f"| {suite} | {counts['pass']} |{fission_pass(by_suite[suite])} {counts['fail']} | "
+        w(f"| {suite} | {counts['pass']} |{extra_cells(by_suite[suite])} {counts['fail']} | "
           f"{counts['unsupported']} | {counts['error']} | {len(by_suite[suite])} |")
-    all_fission = f" **{fission_pass(tests).strip(' |')}** |" if with_fission else ""
-    w(f"| **all** | **{totals['pass']}** |{all_fission} **{totals['fail']}** | "
+    w(f"| **all** | **{totals['pass']}** |{extra_cells(tests, bold=True)} **{totals['fail']}** | "
       f"**{totals['unsupported']}** | **{totals['error']}** | **{len(tests)}** |")
     w("")
 
-    everything = tests + [t.fission for t in tests if t.fission]
+    everything = tests + [tw for t in tests for tw in t.twins.values()]
     crashes = sorted((t for t in everything if is_crash(t)), key=lambda t: t.label)
     w("## Crashes and timeouts")
     w("")
@@ -396,8 +452,8 @@ def write_report(path, tests, suites):
             w(f"- `{t.key}` ({t.status}): {KNOWN_DATA_PROBLEMS[t.key]}")
         w("")
 
-    if with_fission:
-        write_fission_section(w, tests)
+    for m in extras:
+        write_lost_section(w, tests, m)
 
     w("## Unsupported tests")
     w("")
@@ -431,32 +487,31 @@ def write_report(path, tests, suites):
       "unsupported tests whose error names the operator (or, when the error names none, "
       "that use it).")
     w("")
-    w(f"| Operator | Pass |{fission_column} Total | Fail | Unsupported | Error | Blamed |")
-    w(f"|---|---:|{fission_align}---:|---:|---:|---:|---:|")
+    w(f"| Operator | Pass |{extra_columns} Total | Fail | Unsupported | Error | Blamed |")
+    w(f"|---|---:|{extra_align}---:|---:|---:|---:|---:|")
     per_op = defaultdict(lambda: defaultdict(int))
     for t in tests:
         for op in t.ops:
             per_op[op][t.status] += 1
             per_op[op]["total"] += 1
-            if t.fission and t.fission.status == "pass":
-                per_op[op]["fission"] += 1
+            for name, other in t.twins.items():
+                if other.status == "pass":
+                    per_op[op]["pass " + name] += 1
         for op in t.blamed_ops:
             per_op[op]["blamed"] += 1
     for op in sorted(per_op):
         c = per_op[op]
-        fission_cell = f" {c['fission']} |" if with_fission else ""
-        w(f"| {op} | {c['pass']} |{fission_cell} {c['total']} | {c['fail']} | {c['unsupported']} | "
+        cells = "".join(f" {c['pass ' + m.name]} |" for m in extras)
+        w(f"| {op} | {c['pass']} |{cells} {c['total']} | {c['fail']} | {c['unsupported']} | "
           f"{c['error']} | {c['blamed']} |")
     w("")
 
     w("## Passing tests")
     w("")
-    w("See `tests/conformance/expected_pass.txt` "
-      f"({totals['pass']} tests).")
-    if with_fission:
-        fission_total = fission_pass(tests).strip(" |")
-        w("See `tests/conformance/expected_pass_fission.txt` for those passing with fission "
-          f"({fission_total} tests).")
+    w(f"See `{rel(primary.expected)}` ({totals['pass']} tests).")
+    for m in extras:
+        w(f"See `{rel(m.expected)}` for those passing in the {m.name} mode "
+          f"({passes(tests, m)} tests).")
     text = "\n".join(out) + "\n"
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
     tmp = path + ".tmp"
@@ -465,22 +520,24 @@ def write_report(path, tests, suites):
     os.replace(tmp, path)
 
 
-def write_fission_section(w, tests):
-    """Tests that pass without fission but not with it: the fission rules'
-    work list."""
-    w("## Passing only without fission")
+def write_lost_section(w, tests, mode):
+    """Tests that pass in the primary mode but not in `mode`: that mode's work
+    list (fission rules, runtime kernels)."""
+    w(f"## {mode.lost_title}")
     w("")
-    lost = sorted((t for t in tests if t.status == "pass" and t.fission
-                   and t.fission.status != "pass"), key=lambda t: t.key)
+    lost = sorted((t for t in tests if t.status == "pass" and mode.name in t.twins
+                   and t.twins[mode.name].status != "pass"), key=lambda t: t.key)
     if not lost:
         w("None.")
         w("")
         return
-    w("| Test | Status with fission | Operators | Reason |")
+    w(f"{len(lost)} tests.")
+    w("")
+    w(f"| Test | Status ({mode.name}) | Operators | Reason |")
     w("|---|---|---|---|")
     for t in lost:
-        f = t.fission
-        w(f"| `{t.key}` | {f.status} | {md_escape(', '.join(t.ops))} | {md_escape(f.reason)} |")
+        other = t.twins[mode.name]
+        w(f"| `{t.key}` | {other.status} | {md_escape(', '.join(t.ops))} | {md_escape(other.reason)} |")
     w("")
 
 
@@ -494,15 +551,18 @@ def read_expected(path):
         return {l.strip() for l in f if l.strip() and not l.startswith("#")}
 
 
-def write_expected(path, keys, fission=False):
+def write_expected(path, keys, mode):
     with open(path, "w") as f:
-        if fission:
-            f.write("# Conformance tests that pass with `orchid check --fission`; the `conformance`\n"
-                    "# CTest test fails if one stops passing. Rewrite with\n"
-                    "# run_conformance.py --fission --update-expected.\n")
-        else:
+        if mode.name == PRIMARY_MODE:
             f.write("# Conformance tests that pass; the `conformance` CTest test fails if one\n"
                     "# stops passing. Rewrite with run_conformance.py --update-expected.\n")
+        else:
+            header = (f"Conformance tests that pass with {mode.description.replace('`', '')}; "
+                      "the `conformance` CTest test fails if one stops passing. Rewrite with "
+                      f"run_conformance.py --with-{mode.name} --update-expected {mode.name} "
+                      "(see the top of run_conformance.py).")
+            for line in textwrap.wrap(header, 78):
+                f.write("# " + line + "\n")
         for key in sorted(keys):
             f.write(key + "\n")
 
@@ -510,10 +570,10 @@ def write_expected(path, keys, fission=False):
 # --------------------------------------------------------------------------
 
 def run_all(jobs, orchid, args):
-    """Runs the (test, fission mode) pairs in a thread pool."""
+    """Runs the tests (each in its own mode) in a thread pool."""
     done = 0
     with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
-        futures = [pool.submit(run_test, t, orchid, args.timeout, fission) for t, fission in jobs]
+        futures = [pool.submit(run_test, t, orchid, args.timeout) for t in jobs]
         for future in concurrent.futures.as_completed(futures):
             t = future.result()
             done += 1
@@ -534,7 +594,7 @@ def print_summary(tests, suites, label=""):
               f"{c['unsupported']:4d}  error {c['error']:4d}  / {len(group)}")
 
 
-def gate(tests, expected_path, update, fission=False):
+def gate(tests, expected_path, update, mode):
     """Prints the newly passing tests and the regressions against the list;
     rewrites it with `update`. Returns (passing keys, regressions)."""
     passing = {t.key for t in tests if t.status == "pass"}
@@ -543,19 +603,20 @@ def gate(tests, expected_path, update, fission=False):
     regressions = sorted((expected & ran) - passing)
     newly = sorted(passing - expected)
     if newly:
-        print(f"\n{len(newly)} newly passing (not in {os.path.basename(expected_path)}):")
+        print(f"\n{mode.name}: {len(newly)} newly passing (not in "
+              f"{os.path.basename(expected_path)}):")
         for key in newly:
             print(f"  {key}")
     if regressions:
         status_of = {t.key: t for t in tests}
-        print(f"\n{len(regressions)} REGRESSIONS (in {os.path.basename(expected_path)}, "
-              "no longer passing):")
+        print(f"\n{mode.name}: {len(regressions)} REGRESSIONS (in "
+              f"{os.path.basename(expected_path)}, no longer passing):")
         for key in regressions:
             t = status_of[key]
             print(f"  {key}: {t.status}" + (f" ({t.reason})" if t.reason else ""))
     if update:
         # Entries outside this run (other suites, --filter) are kept.
-        write_expected(expected_path, (expected - ran) | passing, fission)
+        write_expected(expected_path, (expected - ran) | passing, mode)
         print(f"Updated {expected_path}")
     return passing, regressions
 
@@ -571,29 +632,58 @@ def main():
     parser.add_argument("--filter", help="regex on suite/test: run only the tests it matches "
                         "(the report is then not written unless --report is given)")
     parser.add_argument("--jobs", "-j", type=int, default=os.cpu_count() or 1)
-    parser.add_argument("--timeout", type=float, default=120, help="seconds per test")
+    # Compiling pytorch-converted/test_MaxPool2d_stride_padding_dilation for the
+    # runtime (9600 kernels) takes over 2 minutes on a loaded 2-core machine.
+    parser.add_argument("--timeout", type=float, default=300, help="seconds per test "
+                        "(default: %(default)s)")
     parser.add_argument("--report", help=f"Markdown report to write (default: {DEFAULT_REPORT} "
                         "for a full run)")
     parser.add_argument("--no-report", action="store_true")
-    parser.add_argument("--expected", help="expected-pass list (default: expected_pass.txt, "
-                        "or expected_pass_fission.txt with --fission)")
+    parser.add_argument("--expected", help="the primary mode's expected-pass list (default: "
+                        "expected_pass.txt, or that of the mode given by --fission / --runtime)")
     parser.add_argument("--check-expected", action="store_true",
-                        help="exit 1 if a test of the expected-pass list no longer passes")
-    parser.add_argument("--update-expected", action="store_true",
-                        help="rewrite the expected-pass list(s) with the tests that pass now")
-    mode = parser.add_mutually_exclusive_group()
-    mode.add_argument("--fission", action="store_true",
-                      help="run `orchid check --fission` only (no default report)")
-    mode.add_argument("--with-fission", action="store_true",
-                      help="run every test without and with --fission; the report gains "
-                      "pass-with-fission columns")
-    parser.add_argument("--expected-fission", default=DEFAULT_EXPECTED_FISSION,
-                        help="with --with-fission: the fission mode's expected-pass list "
-                        "(default: %(default)s)")
+                        help="exit 1 if a test of an expected-pass list no longer passes")
+    parser.add_argument("--update-expected", nargs="?", const="all", metavar="MODE,...",
+                        help="rewrite the expected-pass lists of these modes (interpreter, "
+                        "fission, runtime; default: every mode that ran) with the tests that "
+                        "pass now")
+    single = parser.add_mutually_exclusive_group()
+    for name in EXTRA_MODES:
+        m = MODES[name]
+        single.add_argument(f"--{name}", action="store_true",
+                            help=f"run only {m.description} (no default report)")
+    for name in EXTRA_MODES:
+        m = MODES[name]
+        parser.add_argument(f"--with-{name}", action="store_true",
+                            help=f"also run every test with {m.description}; the report gains "
+                            f"a '{m.column}' column")
+        parser.add_argument(f"--expected-{name}", default=m.expected,
+                            help=f"with --with-{name}: that mode's expected-pass list "
+                            "(default: %(default)s)")
     parser.add_argument("--verbose", "-v", action="store_true", help="print every test's result")
     args = parser.parse_args()
+
+    primary = MODES[PRIMARY_MODE]
+    for name in EXTRA_MODES:
+        if getattr(args, name):
+            primary = MODES[name]
+    extras = [MODES[name] for name in EXTRA_MODES if getattr(args, f"with_{name}")]
+    if primary.name != PRIMARY_MODE and extras:
+        fatal(f"--{primary.name} runs one mode only; it excludes --with-*")
     if args.expected is None:
-        args.expected = DEFAULT_EXPECTED_FISSION if args.fission else DEFAULT_EXPECTED
+        args.expected = primary.expected
+    expected_paths = {primary.name: args.expected}
+    for m in extras:
+        expected_paths[m.name] = getattr(args, f"expected_{m.name}")
+    if args.update_expected is None:
+        update = set()
+    elif args.update_expected == "all":
+        update = set(expected_paths)
+    else:
+        update = {n for n in args.update_expected.split(",") if n}
+        for n in sorted(update - set(expected_paths)):
+            fatal(f"--update-expected {n}: not a mode of this run "
+                  f"(modes run: {', '.join(expected_paths)})")
 
     try:
         import onnx  # noqa: F401
@@ -615,49 +705,46 @@ def main():
         fatal("no tests selected")
     for t in tests:
         t.ops = model_ops(os.path.join(t.folder, "model.onnx"))
-        if args.with_fission:
-            t.fission = fission_twin(t)
-    # --fission alone: the tests themselves run in fission mode.
-    jobs = [(t, args.fission) for t in tests] + [(t.fission, True) for t in tests if t.fission]
+        t.mode = primary
+        for m in extras:
+            t.twins[m.name] = twin(t, m)
+    jobs = tests + [tw for t in tests for tw in t.twins.values()]
 
     start = time.monotonic()
-    mode_note = (" with --fission" if args.fission else
-                 " without and with --fission" if args.with_fission else "")
-    runs = f"{len(tests)} conformance tests{mode_note}"
-    print(f"Running {runs} with {args.jobs} jobs...", flush=True)
+    modes = [primary.name] + [m.name for m in extras]
+    print(f"Running {len(tests)} conformance tests in {len(modes)} mode(s) "
+          f"({', '.join(modes)}) with {args.jobs} jobs...", flush=True)
     run_all(jobs, orchid, args)
     elapsed = time.monotonic() - start
 
-    print_summary(tests, suites)
-    if args.with_fission:
-        print_summary([t.fission for t in tests], suites, label="fission ")
+    print_summary(tests, suites, label=f"{primary.name:12s} ")
+    for m in extras:
+        print_summary([t.twins[m.name] for t in tests], suites, label=f"{m.name:12s} ")
     print(f"Wall time: {elapsed:.1f} s")
-    everything = tests + [t.fission for t in tests if t.fission]
-    slowest = sorted(everything, key=lambda t: -t.seconds)[:5]
+    slowest = sorted(jobs, key=lambda t: -t.seconds)[:5]
     print("Slowest: " + ", ".join(f"{t.label} {t.seconds:.1f}s" for t in slowest))
 
-    crashes = sorted((t for t in everything if is_crash(t)), key=lambda t: t.key)
+    crashes = sorted((t for t in jobs if is_crash(t)), key=lambda t: t.label)
     if crashes:
         print(f"\n{len(crashes)} CRASHES / TIMEOUTS (bugs):")
         for t in crashes:
             print(f"  {t.label}: {t.reason}")
 
     report = args.report
-    if report is None and not args.filter and not args.no_report and not args.fission:
+    if report is None and not args.filter and not args.no_report and primary.name == PRIMARY_MODE:
         report = DEFAULT_REPORT
     if report and not args.no_report:
         write_report(report, tests, suites)
         print(f"Wrote {report}")
 
-    passing, regressions = gate(tests, args.expected, args.update_expected, args.fission)
+    passing, regressions = gate(tests, args.expected, primary.name in update, primary)
     failed = len(regressions) if args.check_expected else 0
-    if args.with_fission:
-        fission_tests = [t.fission for t in tests]
-        fission_passing, fission_regressions = gate(fission_tests, args.expected_fission,
-                                                    args.update_expected, fission=True)
-        fission_failed = len(fission_regressions) if args.check_expected else 0
-        print(f"fission: {len(fission_passing)} passed, {fission_failed} failed")
-        failed += fission_failed
+    for m in extras:
+        m_passing, m_regressions = gate([t.twins[m.name] for t in tests], expected_paths[m.name],
+                                        m.name in update, m)
+        m_failed = len(m_regressions) if args.check_expected else 0
+        print(f"{m.name}: {len(m_passing)} passed, {m_failed} failed")
+        failed += m_failed
     print(f"{len(passing)} passed, {failed} failed")
     return 1 if failed else 0
 

@@ -1,5 +1,6 @@
 #include "common.h"
 
+#include <filesystem>
 #include <iostream>
 
 #include "pipeline.h"
@@ -66,15 +67,38 @@ void print_notes(const onnx_frontend::ImportResult& result) {
   for (const std::string& note : result.notes) std::cerr << "note: " << note << "\n";
 }
 
+namespace {
+
+// A graph with only `graph`'s inputs and outputs: names and types.
+Graph interface_of(const Graph& graph) {
+  Graph interface;
+  interface.name = graph.name;
+  auto copy = [&](ValueId id) {
+    const Value& value = graph.value(id);
+    if (auto existing = interface.find_value(value.name)) return *existing;
+    return interface.add_value(value.name, value.type);
+  };
+  for (ValueId id : graph.inputs()) interface.inputs().push_back(copy(id));
+  for (ValueId id : graph.outputs()) interface.outputs().push_back(copy(id));
+  return interface;
+}
+
+}  // namespace
+
 LoadedModel load_model(const std::string& path, const ShapeOptions& shapes, bool interpreter,
                        const std::map<std::string, Tensor>& specializable_inputs) {
   LoadedModel model;
   model.path = path;
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec) && !runtime::is_artifact(path)) {
+    ORCHID_FAIL() << path << " is a folder but not a compiled artifact (no plan.json); pass an ONNX model file or "
+                  << "a folder written by `orchid compile`";
+  }
   if (runtime::is_artifact(path)) {
     if (interpreter) ORCHID_FAIL() << path << ": a compiled artifact runs on the runtime; pass the ONNX model to use --interpreter";
     if (!shapes.specs.empty()) ORCHID_FAIL() << path << ": --shape applies when compiling; the artifact's shapes are fixed";
     model.program = runtime::load_artifact(path);
-    model.graph = model.program->graph;
+    model.graph = interface_of(model.program->graph);
     for (ValueId id : model.graph.inputs()) model.declared_inputs.push_back(model.graph.value(id).name);
     return model;
   }
@@ -84,14 +108,19 @@ LoadedModel load_model(const std::string& path, const ShapeOptions& shapes, bool
   auto imported = onnx_frontend::import_model(path, options);
   print_notes(imported);
   model.declared_inputs = imported.declared_inputs;
-  if (!interpreter) model.program = compile(imported.graph);
-  model.graph = std::move(imported.graph);
+  if (interpreter) {
+    model.graph = std::move(imported.graph);
+  } else {
+    model.program = compile(imported.graph);
+    model.graph = interface_of(model.program->graph);
+  }
   return model;
 }
 
-std::vector<Tensor> execute(const LoadedModel& model, const std::map<std::string, Tensor>& feeds) {
+std::vector<Tensor> execute(LoadedModel& model, const std::map<std::string, Tensor>& feeds) {
   if (!model.program) return reference::run_graph(model.graph, feeds);
-  runtime::Executable executable(*model.program);
+  runtime::Executable executable(std::move(*model.program));
+  model.program.reset();
   return executable.run(feeds);
 }
 

@@ -33,14 +33,17 @@ void print_notes(const onnx_frontend::ImportResult& result);
 // and compiled in memory (or, for the interpreter, only imported).
 struct LoadedModel {
   std::string path;
-  Graph graph;                              // what the user sees: inputs, outputs, their types
+  // The imported graph for the interpreter; otherwise only the program's
+  // interface (its inputs and outputs, no nodes, no weights).
+  Graph graph;
   std::vector<std::string> declared_inputs; // the model's inputs, specialized ones included
   std::optional<runtime::Program> program;  // absent when the interpreter runs it
 };
 LoadedModel load_model(const std::string& path, const ShapeOptions& shapes, bool interpreter,
                        const std::map<std::string, Tensor>& specializable_inputs = {});
-// Runs a loaded model: the compiled program, or the reference interpreter.
-std::vector<Tensor> execute(const LoadedModel& model, const std::map<std::string, Tensor>& feeds);
+// Runs a loaded model once: the compiled program (moved into the executable,
+// so weights the kernels pack are freed), or the reference interpreter.
+std::vector<Tensor> execute(LoadedModel& model, const std::map<std::string, Tensor>& feeds);
 
 // --threads N: the thread pool's size (default: all cores).
 void add_threads_option(CLI::App& command, int& threads);
