@@ -1,9 +1,36 @@
-// STUB (being written): oneDNN Conv / ConvTranspose / MatMul kernels.
+// The registry's entry points for oneDNN linear kernels: Conv, ConvTranspose
+// and MatMul groups in float32, with epilogues as bias and post-ops. What is
+// supported is decided once, in onednn_linear_spec.cc, for both the plan
+// (linear_can_absorb) and the kernel (make_linear_kernel).
+#include "runtime/kernels/cpu/onednn_linear_kernel.h"
 #include "runtime/kernels/cpu/registry.h"
+#include "support/error.h"
 
 namespace orchid::runtime::cpu {
 
-std::unique_ptr<Kernel> make_linear_kernel(const Graph&, const KernelGroup&) { return nullptr; }
-bool linear_can_absorb(const Graph&, const KernelGroup&, const Node&) { return false; }
+std::unique_ptr<Kernel> make_linear_kernel(const Graph& graph, const KernelGroup& group) {
+  std::optional<onednn::LinearSpec> spec = onednn::analyze_group(graph, group);
+  if (!spec) return nullptr;
+  try {
+    return onednn::build_linear_kernel(graph, group, *spec);
+  } catch (const dnnl::error& e) {
+    // A lone node still runs on the reference kernel; a group with epilogues
+    // has no other kernel, so the plan and oneDNN disagree: say why.
+    if (group.nodes.size() == 1) return nullptr;
+    ORCHID_FAIL() << "oneDNN cannot build the kernel group '" << group.name << "': " << e.what();
+  }
+}
+
+bool linear_can_absorb(const Graph& graph, const KernelGroup& group, const Node& next) {
+  std::optional<onednn::LinearSpec> spec = onednn::analyze_group(graph, group);
+  if (!spec || group.nodes.empty()) return false;
+  const Node& last = graph.nodes().at(group.nodes.back());
+  if (last.outputs.empty()) return false;
+  bool bias_allowed = true;
+  for (const onednn::Epilogue& e : spec->epilogues) bias_allowed = bias_allowed && e.kind == onednn::EpilogueKind::Bias;
+  std::optional<onednn::Epilogue> epilogue =
+      onednn::analyze_epilogue(graph, spec->anchor, last.outputs[0], next, bias_allowed);
+  return epilogue && onednn::append_epilogue(spec->epilogues, std::move(*epilogue));
+}
 
 }  // namespace orchid::runtime::cpu

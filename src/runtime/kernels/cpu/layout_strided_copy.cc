@@ -1,0 +1,224 @@
+#include "runtime/kernels/cpu/layout_strided_copy.h"
+
+#include <algorithm>
+#include <cstring>
+#include <optional>
+
+#include "support/error.h"
+#include "support/parallel.h"
+
+namespace orchid::runtime::cpu {
+
+namespace {
+
+// Elements per parallel task worth a thread of its own (a few tens of KB).
+constexpr int64_t kElementsPerTask = 16384;
+// Tile edge of the 2-D transpose: a 32x32 tile of 8-byte elements is 8 KB,
+// so the source and destination tiles both stay in L1.
+constexpr int64_t kTile = 32;
+
+// Calls fn(flat, in_offset, out_offset) for flat indices [begin, end) of the
+// row-major walk over `dims`, stepping the offsets like an odometer instead of
+// recomputing them per index.
+template <typename F>
+void walk(const std::vector<CopyDim>& dims, int64_t begin, int64_t end, int64_t in_base, int64_t out_base, F&& fn) {
+  size_t n = dims.size();
+  std::vector<int64_t> index(n, 0);
+  int64_t rest = begin, in_off = in_base, out_off = out_base;
+  for (size_t d = n; d-- > 0;) {
+    index[d] = rest % dims[d].size;
+    rest /= dims[d].size;
+    in_off += index[d] * dims[d].in_stride;
+    out_off += index[d] * dims[d].out_stride;
+  }
+  for (int64_t flat = begin; flat < end; ++flat) {
+    fn(flat, in_off, out_off);
+    for (size_t d = n; d-- > 0;) {
+      in_off += dims[d].in_stride;
+      out_off += dims[d].out_stride;
+      if (++index[d] < dims[d].size) break;
+      in_off -= dims[d].size * dims[d].in_stride;
+      out_off -= dims[d].size * dims[d].out_stride;
+      index[d] = 0;
+    }
+  }
+}
+
+int64_t numel_of(const std::vector<CopyDim>& dims) {
+  int64_t n = 1;
+  for (const CopyDim& d : dims) n *= d.size;
+  return n;
+}
+
+// Innermost loop contiguous on both sides (or no loop at all): memcpy of rows.
+template <typename E>
+void copy_rows(const StridedCopy& copy, const E* in, E* out) {
+  std::vector<CopyDim> outer(copy.dims.begin(), copy.dims.end() - (copy.dims.empty() ? 0 : 1));
+  int64_t row = copy.dims.empty() ? 1 : copy.dims.back().size;
+  if (outer.empty()) {
+    // One long run: split it so that big copies still use every thread.
+    parallel_for(row, kElementsPerTask * 4, [&](int64_t begin, int64_t end) {
+      std::memcpy(out + copy.out_base + begin, in + copy.in_base + begin, size_t(end - begin) * sizeof(E));
+    });
+    return;
+  }
+  parallel_for(numel_of(outer), std::max<int64_t>(1, kElementsPerTask / std::max<int64_t>(row, 1)),
+               [&](int64_t begin, int64_t end) {
+                 walk(outer, begin, end, copy.in_base, copy.out_base, [&](int64_t, int64_t i, int64_t o) {
+                   std::memcpy(out + o, in + i, size_t(row) * sizeof(E));
+                 });
+               });
+}
+
+// n elements with plain strides (restrict: the buffers never alias).
+template <typename E>
+void copy_run(const E* __restrict in, E* __restrict out, int64_t n, int64_t in_stride, int64_t out_stride) {
+  if (in_stride == 0 && out_stride == 1) {
+    std::fill_n(out, n, *in);  // a broadcast run
+    return;
+  }
+  for (int64_t j = 0; j < n; ++j) out[j * out_stride] = in[j * in_stride];
+}
+
+// Any strides: an element loop over the innermost dimension (stride 0
+// broadcasts one element, negative strides reverse).
+template <typename E>
+void copy_strided(const StridedCopy& copy, const E* in, E* out) {
+  std::vector<CopyDim> outer(copy.dims.begin(), copy.dims.end() - 1);
+  const CopyDim inner = copy.dims.back();
+  parallel_for(numel_of(outer), std::max<int64_t>(1, kElementsPerTask / std::max<int64_t>(inner.size, 1)),
+               [&](int64_t begin, int64_t end) {
+                 walk(outer, begin, end, copy.in_base, copy.out_base, [&](int64_t, int64_t i, int64_t o) {
+                   copy_run(in + i, out + o, inner.size, inner.in_stride, inner.out_stride);
+                 });
+               });
+}
+
+// A rows x cols block: out[r * out_row + c] = in[r + c * in_col], in kTile
+// square tiles. Plain strides and restrict pointers let the compiler keep
+// them in registers and vectorize the copy.
+template <typename E>
+void copy_tile(const E* __restrict in, E* __restrict out, int64_t rows, int64_t cols, int64_t out_row,
+               int64_t in_col) {
+  for (int64_t c0 = 0; c0 < cols; c0 += kTile) {
+    int64_t width = std::min(kTile, cols - c0);
+    for (int64_t r = 0; r < rows; ++r) {
+      const E* src = in + r + c0 * in_col;
+      E* dst = out + r * out_row + c0;
+      for (int64_t c = 0; c < width; ++c) dst[c] = src[c * in_col];
+    }
+  }
+}
+
+// The output's innermost loop b (out stride 1) reads with a large stride,
+// and loop a reads contiguously: copy kTile x kTile tiles so that both the
+// reads (along a) and the writes (along b) use whole cache lines.
+template <typename E>
+void copy_tiled(const StridedCopy& copy, size_t a, const E* in, E* out) {
+  const CopyDim dim_a = copy.dims[a];
+  const CopyDim dim_b = copy.dims.back();
+  std::vector<CopyDim> outer;
+  for (size_t d = 0; d + 1 < copy.dims.size(); ++d) {
+    if (d != a) outer.push_back(copy.dims[d]);
+  }
+  int64_t tiles_a = (dim_a.size + kTile - 1) / kTile;
+  // The tiles of a as the innermost loop of the walk; `flat % tiles_a` tells which.
+  outer.push_back({tiles_a, kTile * dim_a.in_stride, kTile * dim_a.out_stride});
+  int64_t work = kTile * dim_b.size;
+  parallel_for(numel_of(outer), std::max<int64_t>(1, kElementsPerTask / work), [&](int64_t begin, int64_t end) {
+    walk(outer, begin, end, copy.in_base, copy.out_base, [&](int64_t flat, int64_t i, int64_t o) {
+      int64_t rows = std::min(kTile, dim_a.size - (flat % tiles_a) * kTile);
+      copy_tile(in + i, out + o, rows, dim_b.size, dim_a.out_stride, dim_b.in_stride);
+    });
+  });
+}
+
+// The loop (not the innermost) that reads the input contiguously, when the
+// innermost one writes contiguously but does not read so.
+std::optional<size_t> transpose_loop(const std::vector<CopyDim>& dims) {
+  if (dims.size() < 2 || dims.back().out_stride != 1 || dims.back().in_stride == 1 || dims.back().in_stride == 0) {
+    return std::nullopt;
+  }
+  for (size_t d = 0; d + 1 < dims.size(); ++d) {
+    if (dims[d].in_stride == 1 && dims[d].size > 1) return d;
+  }
+  return std::nullopt;
+}
+
+template <typename E>
+void run_typed(const StridedCopy& copy, const void* in, void* out) {
+  const E* src = static_cast<const E*>(in);
+  E* dst = static_cast<E*>(out);
+  if (copy.dims.empty() || (copy.dims.back().in_stride == 1 && copy.dims.back().out_stride == 1)) {
+    copy_rows(copy, src, dst);
+  } else if (std::optional<size_t> a = transpose_loop(copy.dims)) {
+    copy_tiled(copy, *a, src, dst);
+  } else {
+    copy_strided(copy, src, dst);
+  }
+}
+
+}  // namespace
+
+StridedCopy dense_output_copy(const Shape& out_shape, const std::vector<int64_t>& in_strides, int64_t in_base) {
+  ORCHID_CHECK(in_strides.size() == out_shape.size()) << "strided copy rank mismatch";
+  std::vector<int64_t> out_strides = shape_strides(out_shape);
+  StridedCopy copy;
+  copy.in_base = in_base;
+  for (size_t d = 0; d < out_shape.size(); ++d) copy.dims.push_back({out_shape[d], in_strides[d], out_strides[d]});
+  return copy;
+}
+
+StridedCopy coalesce(StridedCopy copy) {
+  if (numel_of(copy.dims) == 0) {
+    copy.dims = {{0, 0, 0}};
+    return copy;
+  }
+  std::vector<CopyDim> merged;
+  for (const CopyDim& d : copy.dims) {
+    if (d.size == 1) continue;
+    if (!merged.empty()) {
+      CopyDim& last = merged.back();
+      // (i, j) over (last, d) and i * d.size + j over one loop address the
+      // same elements when last's strides are d.size times d's.
+      if (last.in_stride == d.in_stride * d.size && last.out_stride == d.out_stride * d.size) {
+        last = {last.size * d.size, d.in_stride, d.out_stride};
+        continue;
+      }
+    }
+    merged.push_back(d);
+  }
+  copy.dims = std::move(merged);
+  return copy;
+}
+
+int64_t copy_numel(const StridedCopy& copy) { return numel_of(copy.dims); }
+
+void run_strided_copy(const StridedCopy& copy, size_t elem_size, const void* in, void* out) {
+  if (numel_of(copy.dims) == 0) return;
+  switch (elem_size) {
+    case 1: return run_typed<uint8_t>(copy, in, out);
+    case 2: return run_typed<uint16_t>(copy, in, out);
+    case 4: return run_typed<uint32_t>(copy, in, out);
+    case 8: return run_typed<uint64_t>(copy, in, out);
+  }
+  ORCHID_CHECK(false) << "no strided copy for elements of " << elem_size << " bytes";
+}
+
+void fill_elements(void* out, int64_t n, const void* value, size_t elem_size) {
+  auto fill = [&]<typename E>() {
+    E v;
+    std::memcpy(&v, value, sizeof(E));
+    E* dst = static_cast<E*>(out);
+    parallel_for(n, kElementsPerTask * 4, [&](int64_t begin, int64_t end) { std::fill(dst + begin, dst + end, v); });
+  };
+  switch (elem_size) {
+    case 1: return fill.template operator()<uint8_t>();
+    case 2: return fill.template operator()<uint16_t>();
+    case 4: return fill.template operator()<uint32_t>();
+    case 8: return fill.template operator()<uint64_t>();
+  }
+  ORCHID_CHECK(false) << "no fill for elements of " << elem_size << " bytes";
+}
+
+}  // namespace orchid::runtime::cpu

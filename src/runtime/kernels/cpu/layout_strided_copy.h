@@ -1,0 +1,53 @@
+// Strided copies: the engine under the layout kernels. Transpose, Slice,
+// Expand, Concat and Pad's interior are all "output element at a multi-index
+// comes from the input element at base + sum(index * stride)", with stride 0
+// for broadcast axes and negative strides for reversed slices. Layout kernels
+// move bytes, so the engine works per element size (1, 2, 4, 8 bytes) and
+// serves every dtype.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "ir/tensor.h"
+
+namespace orchid::runtime::cpu {
+
+// One loop of a strided copy; strides count elements and may be 0 or negative.
+struct CopyDim {
+  int64_t size = 1;
+  int64_t in_stride = 0;
+  int64_t out_stride = 0;
+};
+
+// out[out_base + sum i_d * out_stride_d] = in[in_base + sum i_d * in_stride_d]
+// for every index i over `dims` (outermost first).
+struct StridedCopy {
+  std::vector<CopyDim> dims;
+  int64_t in_base = 0;
+  int64_t out_base = 0;
+};
+
+// A copy that writes a dense row-major output of `out_shape`, reading input
+// dimension d of the output with stride in_strides[d].
+StridedCopy dense_output_copy(const Shape& out_shape, const std::vector<int64_t>& in_strides, int64_t in_base = 0);
+
+// The same copy with size-1 loops dropped and adjacent loops merged wherever
+// both strides chain, so that runs of contiguous memory become one loop (and
+// memcpy) and a transpose becomes a 2-D one. An empty copy keeps a size-0 loop.
+StridedCopy coalesce(StridedCopy copy);
+
+// Performs `copy` on elements of `elem_size` bytes, in parallel when large:
+// memcpy of runs when the innermost loop is contiguous on both sides, a tiled
+// 2-D transpose when the output's innermost loop reads across the input's
+// contiguous one, and a strided element loop otherwise.
+void run_strided_copy(const StridedCopy& copy, size_t elem_size, const void* in, void* out);
+
+// Sets `n` elements of `elem_size` bytes at `out` to the element at `value`.
+void fill_elements(void* out, int64_t n, const void* value, size_t elem_size);
+
+// The number of elements a copy moves.
+int64_t copy_numel(const StridedCopy& copy);
+
+}  // namespace orchid::runtime::cpu

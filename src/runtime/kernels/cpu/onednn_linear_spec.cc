@@ -1,0 +1,332 @@
+#include "runtime/kernels/cpu/onednn_linear_spec.h"
+
+#include <algorithm>
+#include <limits>
+
+#include "reference/ops/conv_utils.h"
+#include "support/error.h"
+
+namespace orchid::runtime::cpu::onednn {
+
+using dnnl::algorithm;
+using dims = dnnl::memory::dims;
+
+namespace {
+
+bool is_f32(const Graph& graph, ValueId id) { return id != kNoValue && graph.type(id).dtype == DType::Float32; }
+
+bool has_input(const Node& node, size_t i) { return node.inputs.size() > i && node.inputs[i] != kNoValue; }
+
+int64_t product(const dims& d, size_t begin) {
+  int64_t n = 1;
+  for (size_t i = begin; i < d.size(); ++i) n *= d[i];
+  return n;
+}
+
+// The ONNX weight layouts as strides over oneDNN's logical weight dims:
+// Conv W [M, C/G, k...] is already oneDNN's (g)oi order; ConvTranspose W
+// [C, M/G, k...] is (g)io, so o and i swap their strides.
+dims weight_strides(const dims& weights, bool grouped, bool transpose) {
+  dims strides = dense_strides(weights);
+  if (!transpose) return strides;
+  const size_t o = grouped ? 1 : 0, i = o + 1;
+  const int64_t taps = product(weights, i + 1);
+  strides[o] = taps;
+  strides[i] = weights[o] * taps;
+  return strides;
+}
+
+std::optional<LinearAnchor> analyze_conv(const Graph& graph, const Node& node, bool transpose) {
+  const Shape& x = graph.type(node.inputs[0]).shape;
+  const Shape& w = graph.type(node.inputs[1]).shape;
+  const Shape& y = graph.type(node.outputs[0]).shape;
+  if (x.size() < 3 || x.size() > 5 || w.size() != x.size() || y.size() != x.size()) return std::nullopt;
+  LinearAnchor a;
+  a.kind = transpose ? LinearKind::ConvTranspose : LinearKind::Conv;
+  a.groups = node.attrs.get_int("group", 1);
+  const int64_t g = a.groups, in_c = x[1], out_c = y[1];
+  if (g < 1 || in_c % g != 0 || out_c % g != 0) return std::nullopt;
+  const Shape in(x.begin() + 2, x.end()), kernel(w.begin() + 2, w.end());
+  reference::WindowGeometry geometry;
+  try {
+    const Shape k = reference::kernel_shape_attr(node.attrs, kernel);
+    geometry = transpose ? reference::conv_transpose_geometry(node.attrs, in, k)
+                         : reference::window_geometry(node.attrs, in, k, false);
+  } catch (const Error&) {
+    return std::nullopt;
+  }
+  if (geometry.kernel != kernel || geometry.out != Shape(y.begin() + 2, y.end())) return std::nullopt;
+  for (size_t i = 0; i < in.size(); ++i) {
+    const int64_t extent = (kernel[i] - 1) * geometry.dilations[i] + 1;
+    a.strides.push_back(geometry.strides[i]);
+    a.dilations.push_back(geometry.dilations[i] - 1);
+    a.pad_l.push_back(geometry.pad_begin[i]);
+    // oneDNN has no output_padding: the end pad that yields the output size.
+    a.pad_r.push_back(transpose ? (in[i] - 1) * geometry.strides[i] + extent - geometry.pad_begin[i] - geometry.out[i]
+                                : geometry.pad_end[i]);
+    if (a.pad_l.back() < 0 || a.pad_r.back() < 0 || geometry.dilations[i] < 1) return std::nullopt;
+  }
+  a.src = dims(x.begin(), x.end());
+  a.dst = dims(y.begin(), y.end());
+  a.weights = g > 1 ? dims{g, out_c / g, in_c / g} : dims{out_c, in_c};
+  a.weights.insert(a.weights.end(), kernel.begin(), kernel.end());
+  a.weights_strides = weight_strides(a.weights, g > 1, transpose);
+  if (product(a.weights, 0) != shape_numel(w)) return std::nullopt;
+  a.channel_axis = 1;
+  a.channels = out_c;
+  return a;
+}
+
+// numpy matmul: 1-D operands become [1, K] / [K, 1]; ranks are padded with
+// leading 1s, which oneDNN's matmul broadcasts.
+std::optional<LinearAnchor> analyze_matmul(const Graph& graph, const Node& node) {
+  Shape a = graph.type(node.inputs[0]).shape, b = graph.type(node.inputs[1]).shape;
+  if (a.empty() || b.empty()) return std::nullopt;
+  const bool column = b.size() == 1;
+  if (a.size() == 1) a.insert(a.begin(), 1);
+  if (b.size() == 1) b.push_back(1);
+  const size_t rank = std::max(a.size(), b.size());
+  if (rank > size_t(DNNL_MAX_NDIMS)) return std::nullopt;
+  a.insert(a.begin(), rank - a.size(), 1);
+  b.insert(b.begin(), rank - b.size(), 1);
+  LinearAnchor m;
+  m.kind = LinearKind::MatMul;
+  m.src = dims(a.begin(), a.end());
+  m.weights = dims(b.begin(), b.end());
+  m.dst = m.src;
+  for (size_t i = 0; i + 2 < rank; ++i) m.dst[i] = std::max(a[i], b[i]);
+  m.dst[rank - 1] = b[rank - 1];
+  m.weights_strides = dense_strides(m.weights);
+  if (product(m.dst, 0) != graph.type(node.outputs[0]).numel()) return std::nullopt;
+  m.channel_axis = graph.type(node.outputs[0]).rank() - 1;
+  m.channels = column ? 0 : b[rank - 1];
+  return m;
+}
+
+// A constant's elements as floats.
+std::vector<float> constant_values(const Tensor& t) {
+  std::vector<float> v(size_t(t.numel()));
+  for (int64_t i = 0; i < t.numel(); ++i) v[size_t(i)] = float(t.at_f64(i));
+  return v;
+}
+
+// Whether `c` broadcast against the output `out` varies only along the
+// output channel axis with exactly `channels` entries.
+bool is_per_channel(const Shape& c, const Shape& out, const LinearAnchor& anchor) {
+  if (anchor.channels <= 1 || c.size() > out.size() || anchor.channel_axis >= out.size()) return false;
+  const size_t offset = out.size() - c.size();
+  for (size_t i = 0; i < c.size(); ++i) {
+    const bool channel = offset + i == anchor.channel_axis;
+    if (c[i] != (channel ? anchor.channels : 1)) return false;
+  }
+  return anchor.channel_axis >= offset;
+}
+
+std::optional<algorithm> unary_algorithm(const std::string& op) {
+  if (op == "Relu") return algorithm::eltwise_relu;
+  if (op == "Sigmoid") return algorithm::eltwise_logistic;
+  if (op == "Tanh") return algorithm::eltwise_tanh;
+  if (op == "Abs") return algorithm::eltwise_abs;
+  if (op == "Sqrt") return algorithm::eltwise_sqrt;
+  if (op == "Exp") return algorithm::eltwise_exp;
+  if (op == "Log") return algorithm::eltwise_log;
+  if (op == "Elu") return algorithm::eltwise_elu;
+  if (op == "LeakyRelu") return algorithm::eltwise_relu;
+  return std::nullopt;
+}
+
+std::optional<Epilogue> unary_epilogue(const Node& node) {
+  Epilogue e;
+  if (node.op == "Neg" || node.op == "Reciprocal") {
+    // -x as linear(-1, 0); 1/x as pow(1, -1).
+    e.algorithm = node.op == "Neg" ? algorithm::eltwise_linear : algorithm::eltwise_pow;
+    e.alpha = node.op == "Neg" ? -1.f : 1.f;
+    e.beta = node.op == "Neg" ? 0.f : -1.f;
+    return e;
+  }
+  std::optional<algorithm> alg = unary_algorithm(node.op);
+  if (!alg) return std::nullopt;
+  e.algorithm = *alg;
+  if (node.op == "Elu") e.alpha = float(node.attrs.get_float("alpha", 1.0));
+  if (node.op == "LeakyRelu") e.alpha = float(node.attrs.get_float("alpha", 0.01));
+  return e;
+}
+
+Epilogue eltwise(algorithm alg, float alpha, float beta) {
+  Epilogue e;
+  e.algorithm = alg;
+  e.alpha = alpha;
+  e.beta = beta;
+  return e;
+}
+
+// x op c, or c op x when `swapped`, for a scalar constant c.
+std::optional<Epilogue> scalar_epilogue(const std::string& op, float c, bool swapped) {
+  constexpr float inf = std::numeric_limits<float>::infinity();
+  if (op == "Add") return eltwise(algorithm::eltwise_linear, 1.f, c);
+  if (op == "Mul") return eltwise(algorithm::eltwise_linear, c, 0.f);
+  if (op == "Sub") {
+    return swapped ? eltwise(algorithm::eltwise_linear, -1.f, c) : eltwise(algorithm::eltwise_linear, 1.f, -c);
+  }
+  if (op == "Div") {  // c / x as c * x^-1
+    return swapped ? eltwise(algorithm::eltwise_pow, c, -1.f) : eltwise(algorithm::eltwise_linear, 1.f / c, 0.f);
+  }
+  // Clip's bounds after fission: Max with the lower one, Min with the upper.
+  if (op == "Max") return eltwise(algorithm::eltwise_clip, c, inf);
+  if (op == "Min") return eltwise(algorithm::eltwise_clip, -inf, c);
+  return std::nullopt;
+}
+
+// x op t for a tensor t (the order matters for Sub and Div only).
+std::optional<algorithm> binary_algorithm(const std::string& op, bool swapped) {
+  if (op == "Add") return algorithm::binary_add;
+  if (op == "Mul") return algorithm::binary_mul;
+  if (op == "Max") return algorithm::binary_max;
+  if (op == "Min") return algorithm::binary_min;
+  if (swapped) return std::nullopt;
+  if (op == "Sub") return algorithm::binary_sub;
+  if (op == "Div") return algorithm::binary_div;
+  return std::nullopt;
+}
+
+// dst's dims with 1 everywhere but the channel axis (oneDNN's per-channel
+// broadcast of a binary post-op operand).
+dims channel_broadcast(const LinearAnchor& anchor) {
+  dims d(anchor.dst.size(), 1);
+  d[anchor.kind == LinearKind::MatMul ? d.size() - 1 : 1] = anchor.channels;
+  return d;
+}
+
+std::optional<Epilogue> binary_epilogue(const Graph& graph, const LinearAnchor& anchor, ValueId current,
+                                        const Node& node, bool bias_allowed) {
+  const bool swapped = node.inputs[1] == current;
+  const ValueId other = node.inputs[swapped ? 0 : 1];
+  if (!is_f32(graph, other) || other == current) return std::nullopt;
+  const Value& value = graph.value(other);
+  const Shape& out = graph.type(current).shape;
+  if (value.constant && value.constant->numel() == 1 && value.type.rank() <= out.size()) {
+    const float c = float(value.constant->at_f64(0));
+    const bool bias = bias_allowed && anchor.channels > 0 && (node.op == "Add" || (node.op == "Sub" && !swapped));
+    if (!bias) return scalar_epilogue(node.op, c, swapped);
+    Epilogue e;
+    e.kind = EpilogueKind::Bias;
+    e.values.assign(size_t(anchor.channels), node.op == "Sub" ? -c : c);
+    return e;
+  }
+  std::optional<algorithm> alg = binary_algorithm(node.op, swapped);
+  if (!alg) return std::nullopt;
+  Epilogue e;
+  e.kind = EpilogueKind::Binary;
+  e.algorithm = *alg;
+  if (!value.constant) {
+    if (value.type != graph.type(current)) return std::nullopt;
+    e.tensor = other;
+    return e;
+  }
+  if (!is_per_channel(value.type.shape, out, anchor)) return std::nullopt;
+  e.values = constant_values(*value.constant);
+  if (bias_allowed && (*alg == algorithm::binary_add || *alg == algorithm::binary_sub)) {
+    // A per-channel Add before any post-op is the primitive's bias.
+    if (*alg == algorithm::binary_sub) {
+      for (float& v : e.values) v = -v;
+    }
+    e.kind = EpilogueKind::Bias;
+    return e;
+  }
+  e.broadcast = channel_broadcast(anchor);
+  return e;
+}
+
+bool is_eltwise(const Epilogue& e, algorithm alg) { return e.kind == EpilogueKind::Eltwise && e.algorithm == alg; }
+
+// next(prev(x)) as one eltwise, when both are affine maps or both clamps.
+std::optional<Epilogue> fold(const Epilogue& prev, const Epilogue& next) {
+  if (is_eltwise(prev, algorithm::eltwise_linear) && is_eltwise(next, algorithm::eltwise_linear)) {
+    return eltwise(algorithm::eltwise_linear, next.alpha * prev.alpha, next.alpha * prev.beta + next.beta);
+  }
+  if (is_eltwise(prev, algorithm::eltwise_clip) && is_eltwise(next, algorithm::eltwise_clip)) {
+    // A clamp of a clamp is the clamp to the image of the first one's bounds.
+    auto clamp = [&](float v) { return std::min(next.beta, std::max(next.alpha, v)); };
+    return eltwise(algorithm::eltwise_clip, clamp(prev.alpha), clamp(prev.beta));
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+bool append_epilogue(std::vector<Epilogue>& epilogues, Epilogue e) {
+  size_t kept = epilogues.size();
+  if (!epilogues.empty()) {
+    if (std::optional<Epilogue> folded = fold(epilogues.back(), e)) {
+      e = *folded;
+      --kept;
+    }
+  }
+  if (e.kind == EpilogueKind::Eltwise) {
+    for (size_t i = 0; i < kept; ++i) {
+      const Epilogue& other = epilogues[i];
+      if (is_eltwise(other, e.algorithm) && (other.alpha != e.alpha || other.beta != e.beta)) return false;
+    }
+  }
+  epilogues.resize(kept);
+  epilogues.push_back(std::move(e));
+  return true;
+}
+
+dims dense_strides(const dims& d) {
+  dims strides(d.size(), 1);
+  for (size_t i = d.size(); i-- > 1;) strides[i - 1] = strides[i] * d[i];
+  return strides;
+}
+
+std::optional<LinearAnchor> analyze_anchor(const Graph& graph, const Node& node) {
+  const bool conv = node.op == "Conv", transpose = node.op == "ConvTranspose", matmul = node.op == "MatMul";
+  if (!conv && !transpose && !matmul) return std::nullopt;
+  if (node.outputs.size() != 1 || !is_f32(graph, node.outputs[0])) return std::nullopt;
+  if (node.inputs.size() < 2 || node.inputs.size() > (matmul ? 2u : 3u)) return std::nullopt;
+  for (size_t i = 0; i < node.inputs.size(); ++i) {
+    if (!is_f32(graph, node.inputs[i]) && !(i == 2 && node.inputs[i] == kNoValue)) return std::nullopt;
+  }
+  std::optional<LinearAnchor> anchor = matmul ? analyze_matmul(graph, node) : analyze_conv(graph, node, transpose);
+  if (!anchor) return std::nullopt;
+  anchor->x = node.inputs[0];
+  anchor->w = node.inputs[1];
+  if (has_input(node, 2)) {
+    if (graph.type(node.inputs[2]).numel() != anchor->channels) return std::nullopt;
+    anchor->b = node.inputs[2];
+  }
+  return anchor;
+}
+
+std::optional<Epilogue> analyze_epilogue(const Graph& graph, const LinearAnchor& anchor, ValueId current,
+                                         const Node& node, bool bias_allowed) {
+  if (node.outputs.size() != 1 || node.outputs[0] == kNoValue) return std::nullopt;
+  if (graph.type(node.outputs[0]) != graph.type(current)) return std::nullopt;
+  if (std::count(node.inputs.begin(), node.inputs.end(), current) != 1) return std::nullopt;
+  if (node.inputs.size() == 1) return unary_epilogue(node);
+  if (node.inputs.size() == 2) return binary_epilogue(graph, anchor, current, node, bias_allowed);
+  return std::nullopt;
+}
+
+std::optional<LinearSpec> analyze_group(const Graph& graph, const KernelGroup& group) {
+  if (group.nodes.empty()) return std::nullopt;
+  const Node& first = graph.nodes().at(group.nodes[0]);
+  std::optional<LinearAnchor> anchor = analyze_anchor(graph, first);
+  if (!anchor) return std::nullopt;
+  LinearSpec spec{*anchor, {}, {}};
+  ValueId current = first.outputs[0];
+  bool bias_allowed = true;
+  for (size_t i = 1; i < group.nodes.size(); ++i) {
+    const Node& node = graph.nodes().at(group.nodes[i]);
+    std::optional<Epilogue> epilogue = analyze_epilogue(graph, spec.anchor, current, node, bias_allowed);
+    if (!epilogue) return std::nullopt;
+    bias_allowed = bias_allowed && epilogue->kind == EpilogueKind::Bias;
+    if (!append_epilogue(spec.epilogues, std::move(*epilogue))) return std::nullopt;
+    current = node.outputs[0];
+  }
+  if (group.outputs != std::vector<ValueId>{current}) return std::nullopt;
+  spec.out_type = graph.type(current);
+  return spec;
+}
+
+}  // namespace orchid::runtime::cpu::onednn

@@ -1,0 +1,337 @@
+// oneDNN linear kernels (Conv, ConvTranspose, MatMul) and their post-op
+// epilogues against the reference interpreter, the forms that fall back to
+// the reference kernel, and the baseline plan's Conv + epilogue groups.
+#include "orchestration/baseline_plan.h"
+#include "runtime/kernels/cpu/registry.h"
+#include "runtime_test_util.h"
+
+namespace orchid::runtime {
+namespace {
+
+using namespace testing;  // NOLINT
+
+// A graph under construction: one float32 input "x" and helpers for constant
+// weights, extra inputs and the chain of nodes.
+struct Builder {
+  Graph g;
+  uint32_t seed = 11;
+
+  ValueId input(const std::string& name, Shape shape) {
+    ValueId id = g.add_value(name, {DType::Float32, std::move(shape)});
+    g.inputs().push_back(id);
+    return id;
+  }
+  ValueId constant(Shape shape, double lo = -1, double hi = 1) {
+    const uint32_t s = seed++;
+    return g.add_constant("c" + std::to_string(s), random_tensor(DType::Float32, shape, s, lo, hi));
+  }
+  ValueId scalar(float value, Shape shape = {}) {
+    Tensor t = Tensor::from_vector(DType::Float32, shape, std::vector<float>{value});
+    return g.add_constant("s" + std::to_string(seed++), t);
+  }
+  ValueId op(const std::string& name, const std::vector<ValueId>& inputs, Attributes a = {}) {
+    return add_op(g, name, inputs, std::move(a))[0];
+  }
+  Graph finish(ValueId out) {
+    g.outputs().push_back(out);
+    return g;
+  }
+};
+
+Attributes pad1() { return attrs({{"pads", std::vector<int64_t>{1, 1, 1, 1}}}); }
+
+// Runs `graph` as one kernel group of all its nodes and expects the oneDNN
+// kernel (not the reference one) and the interpreter's results.
+void expect_onednn(const Graph& graph, const std::string& implementation, double lo = -2, double hi = 2) {
+  std::vector<size_t> all;
+  for (size_t i = 0; i < graph.nodes().size(); ++i) all.push_back(i);
+  std::vector<std::string> impl = expect_runtime_matches(graph, uniform_feeds(graph, 5, lo, hi), {all});
+  ASSERT_EQ(impl.size(), 1u);
+  EXPECT_EQ(impl[0], implementation);
+}
+
+// x [shape] -> Conv(w, b?) with the given attributes.
+Graph conv_graph(Shape x_shape, Shape w_shape, Attributes a, bool bias = true) {
+  Builder b;
+  ValueId x = b.input("x", x_shape);
+  ValueId w = b.constant(w_shape);
+  std::vector<ValueId> inputs = {x, w};
+  if (bias) inputs.push_back(b.constant({w_shape[0]}));
+  return b.finish(b.op("Conv", inputs, std::move(a)));
+}
+
+TEST(LinearKernel, Conv2dPaddedWithBias) {
+  expect_onednn(conv_graph({1, 8, 10, 10}, {16, 8, 3, 3}, attrs({{"pads", std::vector<int64_t>{1, 1, 1, 1}}})),
+                "onednn conv");
+}
+
+TEST(LinearKernel, Conv2dStridesDilationsAsymmetricPadsNoBias) {
+  Attributes a = attrs({{"strides", std::vector<int64_t>{2, 1}},
+                        {"dilations", std::vector<int64_t>{1, 2}},
+                        {"pads", std::vector<int64_t>{0, 2, 1, 1}}});
+  expect_onednn(conv_graph({2, 5, 11, 9}, {7, 5, 3, 3}, a, false), "onednn conv");
+}
+
+TEST(LinearKernel, Conv1dAnd3d) {
+  expect_onednn(conv_graph({2, 4, 17}, {6, 4, 5}, attrs({{"strides", std::vector<int64_t>{2}},
+                                                         {"pads", std::vector<int64_t>{2, 1}}})),
+                "onednn conv");
+  expect_onednn(conv_graph({1, 3, 6, 7, 8}, {4, 3, 3, 2, 3}, attrs({{"pads", std::vector<int64_t>{1, 0, 1, 1, 1, 0}}})),
+                "onednn conv");
+}
+
+TEST(LinearKernel, ConvGroupedAndDepthwise) {
+  expect_onednn(conv_graph({1, 8, 9, 9}, {12, 2, 3, 3}, attrs({{"group", int64_t(4)}})), "onednn conv");
+  expect_onednn(conv_graph({1, 16, 12, 12}, {16, 1, 3, 3}, attrs({{"group", int64_t(16)},
+                                                                  {"strides", std::vector<int64_t>{2, 2}},
+                                                                  {"pads", std::vector<int64_t>{1, 1, 1, 1}}})),
+                "onednn conv");
+}
+
+TEST(LinearKernel, ConvAutoPad) {
+  for (const char* mode : {"SAME_UPPER", "SAME_LOWER", "VALID"}) {
+    expect_onednn(conv_graph({1, 3, 10, 11}, {4, 3, 4, 3}, attrs({{"auto_pad", std::string(mode)},
+                                                                 {"strides", std::vector<int64_t>{2, 2}}})),
+                  "onednn conv");
+  }
+}
+
+TEST(LinearKernel, ConvRuntimeWeightsAndBias) {
+  Builder b;
+  ValueId x = b.input("x", {1, 4, 8, 8});
+  ValueId w = b.input("w", {6, 4, 3, 3});
+  ValueId bias = b.input("b", {6});
+  ValueId y = b.op("Conv", {x, w, bias});
+  ValueId z = b.op("Add", {y, b.constant({6, 1, 1})});
+  expect_onednn(b.finish(b.op("Relu", {z})), "onednn conv");
+}
+
+// x -> ConvTranspose(w [C, M/group, k...], b) with the given attributes.
+Graph deconv_graph(Shape x_shape, Shape w_shape, Attributes a, int64_t out_channels) {
+  Builder b;
+  ValueId x = b.input("x", x_shape);
+  ValueId y = b.op("ConvTranspose", {x, b.constant(w_shape), b.constant({out_channels})}, std::move(a));
+  return b.finish(y);
+}
+
+TEST(LinearKernel, ConvTransposeForms) {
+  expect_onednn(deconv_graph({1, 4, 5, 5}, {4, 6, 3, 3}, attrs({{"strides", std::vector<int64_t>{2, 2}},
+                                                                {"pads", std::vector<int64_t>{1, 1, 1, 1}},
+                                                                {"output_padding", std::vector<int64_t>{1, 1}}}),
+                             6),
+                "onednn deconv");
+  expect_onednn(deconv_graph({2, 6, 4, 5}, {6, 2, 3, 2}, attrs({{"group", int64_t(3)},
+                                                                {"dilations", std::vector<int64_t>{2, 1}},
+                                                                {"pads", std::vector<int64_t>{0, 1, 2, 0}}}),
+                             6),
+                "onednn deconv");
+  expect_onednn(deconv_graph({1, 3, 7}, {3, 5, 4}, attrs({{"strides", std::vector<int64_t>{3}}}), 5), "onednn deconv");
+  expect_onednn(deconv_graph({1, 2, 3, 4, 3}, {2, 3, 2, 2, 2}, attrs({{"strides", std::vector<int64_t>{2, 2, 2}}}), 3),
+                "onednn deconv");
+  expect_onednn(deconv_graph({1, 4, 5, 5}, {4, 2, 3, 3}, attrs({{"strides", std::vector<int64_t>{2, 2}},
+                                                                {"output_shape", std::vector<int64_t>{10, 10}}}),
+                             2),
+                "onednn deconv");
+}
+
+// a @ b with b a constant unless `runtime_b`.
+Graph matmul_graph(Shape a_shape, Shape b_shape, bool runtime_b = false) {
+  Builder b;
+  ValueId a = b.input("a", a_shape);
+  ValueId w = runtime_b ? b.input("b", b_shape) : b.constant(b_shape);
+  return b.finish(b.op("MatMul", {a, w}));
+}
+
+TEST(LinearKernel, MatMulShapes) {
+  const std::vector<std::pair<Shape, Shape>> cases = {
+      {{5, 7}, {7, 3}},          {{2, 3, 4, 5}, {5, 6}},   {{4, 5}, {2, 5, 6}},
+      {{2, 1, 4, 5}, {1, 3, 5, 6}}, {{5}, {5, 6}},          {{2, 4, 5}, {5}},
+      {{5}, {5}},                 {{3, 5}, {3, 5, 2}},
+  };
+  for (const auto& [a, b] : cases) {
+    expect_onednn(matmul_graph(a, b), "onednn matmul");
+    expect_onednn(matmul_graph(a, b, true), "onednn matmul");
+  }
+}
+
+TEST(LinearKernel, ConvBiasAddThenRelu) {
+  for (Shape bias_shape : {Shape{8, 1, 1}, Shape{1, 8, 1, 1}}) {
+    for (bool swapped : {false, true}) {
+      Builder b;
+      ValueId y = b.op("Conv", {b.input("x", {1, 3, 9, 9}), b.constant({8, 3, 3, 3}), b.constant({8})});
+      ValueId c = b.constant(bias_shape);
+      ValueId z = b.op("Add", swapped ? std::vector<ValueId>{c, y} : std::vector<ValueId>{y, c});
+      expect_onednn(b.finish(b.op("Relu", {z})), "onednn conv");
+    }
+  }
+}
+
+TEST(LinearKernel, ConvEltwiseChain) {
+  Builder b;
+  ValueId v = b.op("Conv", {b.input("x", {1, 4, 7, 7}), b.constant({5, 4, 3, 3})});
+  v = b.op("Sub", {v, b.constant({1, 5, 1, 1})});  // bias, subtracted
+  for (const char* op : {"Tanh", "Sigmoid", "Neg", "Exp", "Abs", "Sqrt", "Log", "Reciprocal"}) v = b.op(op, {v});
+  expect_onednn(b.finish(v), "onednn conv");
+}
+
+TEST(LinearKernel, ScalarArithmeticBothOrders) {
+  // The affine steps fold into one eltwise_linear post-op.
+  Builder b;
+  ValueId v = b.op("Conv", {b.input("x", {1, 3, 6, 6}), b.constant({4, 3, 3, 3})});
+  v = b.op("Relu", {v});
+  v = b.op("Mul", {b.scalar(1.5f), v});
+  v = b.op("Add", {v, b.scalar(0.25f, {1})});
+  v = b.op("Sub", {v, b.scalar(0.5f)});
+  v = b.op("Sub", {b.scalar(2.f), v});
+  v = b.op("Div", {v, b.scalar(4.f)});
+  v = b.op("Exp", {v});
+  v = b.op("Div", {b.scalar(3.f), v});
+  expect_onednn(b.finish(v), "onednn conv");
+}
+
+TEST(LinearKernel, ClipAndHardSigmoidForms) {
+  {  // Clip(0, 0.5) = Max then Min: one clamp.
+    Builder b;
+    ValueId v = b.op("Conv", {b.input("x", {1, 3, 6, 6}), b.constant({4, 3, 3, 3}), b.constant({4})});
+    v = b.op("Min", {b.op("Max", {v, b.scalar(0.f)}), b.scalar(0.5f)});
+    expect_onednn(b.finish(b.op("Tanh", {v})), "onednn conv");
+  }
+  {  // HardSigmoid: Mul, Add, Max, Min with the scalars on either side.
+    Builder b;
+    ValueId v = b.op("Conv", {b.input("x", {1, 3, 6, 6}), b.constant({4, 3, 3, 3}), b.constant({4})});
+    v = b.op("Add", {b.scalar(0.5f), b.op("Mul", {v, b.scalar(0.2f)})});
+    v = b.op("Min", {b.scalar(1.f), b.op("Max", {b.scalar(0.f), v})});
+    expect_onednn(b.finish(v), "onednn conv", -8, 8);
+  }
+}
+
+TEST(LinearKernel, RepeatedEltwiseWithOtherParametersEndsTheGroup) {
+  // oneDNN 2.6 would apply the first linear's alpha/beta to the second.
+  Builder b;
+  ValueId y = b.op("Conv", {b.input("x", {1, 3, 6, 6}), b.constant({4, 3, 3, 3})});
+  ValueId m = b.op("Mul", {y, b.scalar(0.2f)});
+  ValueId t = b.op("Tanh", {m});
+  ValueId a = b.op("Add", {t, b.scalar(0.5f)});
+  ValueId r = b.op("Relu", {t});
+  Graph g = b.finish(a);
+  g.outputs().push_back(r);
+  EXPECT_TRUE(cpu::linear_can_absorb(g, make_group(g, {0}), g.nodes()[1]));
+  EXPECT_TRUE(cpu::linear_can_absorb(g, make_group(g, {0, 1}), g.nodes()[2]));
+  EXPECT_FALSE(cpu::linear_can_absorb(g, make_group(g, {0, 1, 2}), g.nodes()[3]));
+  EXPECT_TRUE(cpu::linear_can_absorb(g, make_group(g, {0, 1, 2}), g.nodes()[4]));
+  std::vector<std::string> impl = expect_runtime_matches(g, uniform_feeds(g, 4), {{0, 1, 2}, {3}, {4}});
+  EXPECT_EQ(impl[0], "onednn conv");
+}
+
+TEST(LinearKernel, ResidualAddEitherSideThenRelu) {
+  for (bool swapped : {false, true}) {
+    Builder b;
+    ValueId x = b.input("x", {1, 8, 7, 7});
+    ValueId r = b.input("r", {1, 8, 7, 7});
+    ValueId y = b.op("Conv", {x, b.constant({8, 8, 3, 3}), b.constant({8})}, pad1());
+    ValueId z = b.op("Add", swapped ? std::vector<ValueId>{r, y} : std::vector<ValueId>{y, r});
+    expect_onednn(b.finish(b.op("Relu", {z})), "onednn conv");
+  }
+}
+
+TEST(LinearKernel, BinaryTensorPostOps) {
+  Builder b;
+  ValueId x = b.input("x", {1, 4, 6, 6});
+  ValueId t = b.input("t", {1, 4, 6, 6});
+  ValueId v = b.op("Conv", {x, b.constant({4, 4, 3, 3})}, attrs({{"pads", std::vector<int64_t>{1, 1, 1, 1}}}));
+  v = b.op("Mul", {t, v});
+  v = b.op("Sub", {v, t});
+  v = b.op("Max", {t, v});
+  v = b.op("Add", {v, x});  // the conv's own input, shape-preserving conv
+  v = b.op("Mul", {v, b.constant({1, 4, 1, 1})});  // per-channel after post-ops: binary broadcast
+  v = b.op("Add", {b.constant({4, 1, 1}), v});
+  expect_onednn(b.finish(v), "onednn conv");
+}
+
+TEST(LinearKernel, MatMulEpilogues) {
+  for (Shape bias_shape : {Shape{6}, Shape{1, 6}, Shape{1, 1, 6}}) {
+    Builder b;
+    ValueId a = b.input("a", {2, 3, 5});
+    ValueId r = b.input("r", {2, 3, 6});
+    ValueId v = b.op("MatMul", {a, b.constant({5, 6})});
+    v = b.op("Add", {b.constant(bias_shape), v});
+    v = b.op("Tanh", {v});
+    v = b.op("Add", {v, r});
+    v = b.op("Mul", {v, b.constant({6})});
+    expect_onednn(b.finish(b.op("Relu", {v})), "onednn matmul");
+  }
+}
+
+TEST(LinearKernel, ConvTransposeBiasAddRelu) {
+  Builder b;
+  ValueId v = b.op("ConvTranspose", {b.input("x", {1, 4, 5, 5}), b.constant({4, 3, 2, 2})},
+                   attrs({{"strides", std::vector<int64_t>{2, 2}}}));
+  v = b.op("Add", {v, b.constant({1, 3, 1, 1})});
+  expect_onednn(b.finish(b.op("Relu", {v})), "onednn deconv");
+}
+
+TEST(LinearKernel, UnsupportedFormsFallBack) {
+  // float64 conv and int32 matmul run on the reference kernel.
+  Builder d;
+  ValueId x = d.g.add_value("x", {DType::Float64, {1, 2, 5, 5}});
+  d.g.inputs().push_back(x);
+  ValueId w = d.g.add_constant("w", random_tensor(DType::Float64, {3, 2, 3, 3}, 1));
+  std::vector<std::string> impl = expect_runtime_matches(d.finish(d.op("Conv", {x, w})), 3);
+  EXPECT_EQ(impl, std::vector<std::string>{"reference"});
+  Graph m = one_node_graph("MatMul", {var({3, 4}, DType::Int32), var({4, 2}, DType::Int32)});
+  EXPECT_NE(expect_runtime_matches(m, random_feeds(m, 2, -3, 3))[0].rfind("onednn", 0), 0u);
+}
+
+TEST(LinearKernel, AbsorbsExactlyTheSupportedEpilogues) {
+  Builder b;
+  ValueId x = b.input("x", {1, 4, 6, 6});
+  ValueId t = b.input("t", {1, 4, 1, 1});
+  ValueId y = b.op("Conv", {x, b.constant({4, 4, 3, 3})}, attrs({{"pads", std::vector<int64_t>{1, 1, 1, 1}}}));
+  const std::vector<ValueId> candidates = {
+      b.op("Relu", {y}),                        // yes
+      b.op("Add", {y, b.constant({4, 1, 1})}),  // yes: bias
+      b.op("Add", {y, b.constant({6, 6})}),     // no: not per channel
+      b.op("Add", {y, t}),                      // no: a broadcast runtime tensor
+      b.op("Sub", {x, y}),                      // no: tensor - output
+      b.op("Div", {b.constant({4, 1, 1}), y}),  // no: constant / output
+      b.op("Add", {y, y}),                      // no: reads the output twice
+      b.op("Floor", {y}),                       // no: no eltwise for it
+  };
+  const std::vector<bool> expected = {true, true, false, false, false, false, false, false};
+  Graph g = b.finish(y);
+  KernelGroup group = make_group(g, {0});
+  for (size_t i = 0; i < candidates.size(); ++i) {
+    const Node& next = g.nodes()[i + 1];
+    EXPECT_EQ(cpu::linear_can_absorb(g, group, next), expected[i]) << next.describe();
+  }
+}
+
+// x -> Conv -> Add(r) -> Relu, r a constant bias or a residual computed
+// before the Conv (the plan only absorbs operands ready when the Conv runs).
+Graph conv_add_relu(bool residual) {
+  Builder b;
+  ValueId x = b.input("x", {1, 8, 7, 7});
+  ValueId r = residual ? b.op("Relu", {b.input("r", {1, 8, 7, 7})}) : b.constant({1, 8, 1, 1});
+  ValueId y = b.op("Conv", {x, b.constant({8, 8, 3, 3}), b.constant({8})}, pad1());
+  return b.finish(b.op("Relu", {b.op("Add", {y, r})}));
+}
+
+TEST(LinearKernel, BaselinePlanGroupsConvAddRelu) {
+  for (bool residual : {false, true}) {
+    Graph g = conv_add_relu(residual);
+    std::vector<KernelGroup> plan = orchestration::plan_baseline(g);
+    ASSERT_EQ(plan.size(), residual ? 2u : 1u);
+    const KernelGroup& fused = plan.back();
+    ASSERT_EQ(fused.nodes.size(), 3u);
+    EXPECT_EQ(g.nodes()[fused.nodes[0]].op, "Conv");
+    EXPECT_EQ(g.nodes()[fused.nodes[1]].op, "Add");
+    EXPECT_EQ(g.nodes()[fused.nodes[2]].op, "Relu");
+    std::vector<std::vector<size_t>> groups;
+    for (const KernelGroup& group : plan) groups.push_back(group.nodes);
+    std::vector<std::string> impl = expect_runtime_matches(g, uniform_feeds(g, 9), groups);
+    EXPECT_EQ(impl.back(), "onednn conv");
+  }
+}
+
+}  // namespace
+}  // namespace orchid::runtime
