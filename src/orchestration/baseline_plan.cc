@@ -1,5 +1,6 @@
 #include "orchestration/baseline_plan.h"
 
+#include <algorithm>
 #include <optional>
 #include <set>
 
@@ -12,39 +13,29 @@ namespace {
 
 struct Uses {
   std::vector<std::vector<size_t>> consumers;  // per value: nodes reading it (once per read)
-  std::vector<int64_t> producer;               // per value: producing node, -1 if none
   std::set<ValueId> graph_outputs;
 };
 
 Uses find_uses(const Graph& graph) {
   Uses uses;
   uses.consumers.resize(graph.num_values());
-  uses.producer.assign(graph.num_values(), -1);
   for (size_t i = 0; i < graph.nodes().size(); ++i) {
     for (ValueId id : graph.nodes()[i].inputs) {
       if (id != kNoValue) uses.consumers[size_t(id)].push_back(i);
-    }
-    for (ValueId id : graph.nodes()[i].outputs) {
-      if (id != kNoValue) uses.producer[size_t(id)] = int64_t(i);
     }
   }
   uses.graph_outputs.insert(graph.outputs().begin(), graph.outputs().end());
   return uses;
 }
 
-// The node that reads `value` as the only reader, when every other input of
-// that node is available before `anchor` runs (the group runs at the anchor's
-// place in the order).
-std::optional<size_t> sole_consumer(const Graph& graph, const Uses& uses, ValueId value, size_t anchor) {
+// The node that reads `value` as the only reader (once). A chain grown this
+// way can run at its last node's place: every value it reads from outside
+// is computed by then, and only its last value is read outside it.
+std::optional<size_t> sole_consumer(const Uses& uses, ValueId value) {
   if (value == kNoValue || uses.graph_outputs.count(value) || uses.consumers[size_t(value)].size() != 1) {
     return std::nullopt;
   }
-  const size_t next = uses.consumers[size_t(value)][0];
-  for (ValueId id : graph.nodes()[next].inputs) {
-    if (id == kNoValue || id == value) continue;
-    if (uses.producer[size_t(id)] >= int64_t(anchor)) return std::nullopt;
-  }
-  return next;
+  return uses.consumers[size_t(value)][0];
 }
 
 bool is_linear(const Node& node, const Graph& graph) {
@@ -64,9 +55,9 @@ std::vector<runtime::KernelGroup> plan_baseline(const Graph& graph) {
     const Node& anchor = graph.nodes()[i];
     if (is_linear(anchor, graph) && anchor.outputs.size() == 1) {
       ValueId current = anchor.outputs[0];
-      while (std::optional<size_t> next = sole_consumer(graph, uses, current, i)) {
+      while (std::optional<size_t> next = sole_consumer(uses, current)) {
         const Node& node = graph.nodes()[*next];
-        if (node.outputs.size() != 1 ||
+        if (absorbed[*next] || node.outputs.size() != 1 ||
             !runtime::cpu::linear_can_absorb(graph, make_group(members), node)) {
           break;
         }
@@ -77,6 +68,11 @@ std::vector<runtime::KernelGroup> plan_baseline(const Graph& graph) {
     }
     kernels.push_back(make_group(members));
   }
+  // Each kernel runs where its last node was: kernels only read values of
+  // nodes before that (see sole_consumer), so this order is topological.
+  std::stable_sort(kernels.begin(), kernels.end(), [](const auto& a, const auto& b) {
+    return a.nodes.back() < b.nodes.back();
+  });
   return kernels;
 }
 

@@ -106,6 +106,17 @@ class LinearKernel : public Kernel {
 
   std::string implementation() const override { return name_; }
 
+  // Constant weights, biases and post-op constants are copied at
+  // construction; only the inputs bound to memories (or a runtime bias) are
+  // read when the kernel runs.
+  bool reads_input_at_run(size_t input) const override {
+    if (int(input) == bias_input_) return true;
+    for (const Bound& b : bound_) {
+      if (size_t(b.input) == input) return true;
+    }
+    return false;
+  }
+
  private:
   bool has_tensor_operand() const {
     return std::any_of(spec_.epilogues.begin(), spec_.epilogues.end(),
