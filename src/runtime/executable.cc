@@ -1,5 +1,6 @@
 #include "runtime/executable.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 
@@ -20,13 +21,13 @@ std::string group_ops(const Graph& graph, const KernelGroup& group) {
 
 Executable::Executable(Program program) : program_(std::move(program)) {
   verify_program(program_);
-  memory_plan_ = plan_memory(program_);
   const Graph& graph = program_.graph;
   for (size_t id = 0; id < graph.num_values(); ++id) {
     const Value& value = graph.value(ValueId(id));
     if (value.constant) weight_bytes_ += value.constant->nbytes();
   }
   make_kernels();
+  memory_plan_ = plan_memory(program_, negotiate_layouts());
   const size_t bytes = memory_plan_.arena_bytes + kArenaAlignment;
   arena_ = std::shared_ptr<std::byte[]>(new std::byte[bytes]);
   const auto address = reinterpret_cast<uintptr_t>(arena_.get());
@@ -73,6 +74,38 @@ void* Executable::buffer_of(ValueId id, const std::vector<Tensor>& outputs,
   if (output_slot_[size_t(id)] >= 0) return const_cast<void*>(outputs[size_t(output_slot_[size_t(id)])].raw());
   ORCHID_CHECK(memory_plan_.offset[size_t(id)] >= 0) << "value '" << value.name << "' has no buffer";
   return arena_base_ + memory_plan_.offset[size_t(id)];
+}
+
+// Every intermediate whose producer offers a native layout that all its
+// readers take is switched to it; returns the per-value buffer sizes.
+std::vector<size_t> Executable::negotiate_layouts() {
+  const Graph& graph = program_.graph;
+  std::vector<size_t> bytes(graph.num_values(), 0);
+  std::vector<std::vector<std::pair<size_t, size_t>>> readers(graph.num_values());  // (kernel, input)
+  for (size_t k = 0; k < program_.kernels.size(); ++k) {
+    const auto& inputs = program_.kernels[k].inputs;
+    for (size_t i = 0; i < inputs.size(); ++i) readers[size_t(inputs[i])].push_back({k, i});
+  }
+  std::vector<bool> graph_output(graph.num_values(), false);
+  for (ValueId id : graph.outputs()) graph_output[size_t(id)] = true;
+  for (size_t k = 0; k < program_.kernels.size(); ++k) {
+    const auto& outputs = program_.kernels[k].outputs;
+    for (size_t o = 0; o < outputs.size(); ++o) {
+      const ValueId id = outputs[o];
+      if (graph_output[size_t(id)] || readers[size_t(id)].empty()) continue;
+      std::optional<NativeLayout> layout = kernels_[k]->native_output_layout(o);
+      if (!layout) continue;
+      const bool all_take = std::all_of(readers[size_t(id)].begin(), readers[size_t(id)].end(), [&](const auto& r) {
+        return kernels_[r.first]->can_read_input_as(r.second, *layout);
+      });
+      if (!all_take) continue;
+      kernels_[k]->use_native_output(o);
+      for (const auto& [reader, input] : readers[size_t(id)]) kernels_[reader]->read_input_as(input, *layout);
+      bytes[size_t(id)] = layout->bytes;
+      ++num_native_;
+    }
+  }
+  return bytes;
 }
 
 std::vector<Tensor> Executable::run(const std::map<std::string, Tensor>& feeds, std::vector<double>* kernel_seconds) {

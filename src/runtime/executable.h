@@ -34,6 +34,8 @@ class Executable {
   const MemoryPlan& memory_plan() const { return memory_plan_; }
   const std::vector<KernelInfo>& kernel_info() const { return kernel_info_; }
   size_t num_kernels() const { return kernels_.size(); }
+  // Intermediates kept in a kernel-native layout (no conversion between kernels).
+  size_t num_native_tensors() const { return num_native_; }
   // Bytes of the program's constants as loaded (before packed ones are freed).
   size_t weight_bytes() const { return weight_bytes_; }
 
@@ -48,8 +50,10 @@ class Executable {
   std::byte* arena_base_ = nullptr;
   std::vector<int> output_slot_;  // per ValueId: index into graph outputs, -1 if none
   size_t weight_bytes_ = 0;
+  size_t num_native_ = 0;
 
   void make_kernels();
+  std::vector<size_t> negotiate_layouts();
 };
 
 }  // namespace orchid::runtime

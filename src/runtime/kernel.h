@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -51,6 +52,16 @@ struct KernelArgs {
   std::vector<void*> outputs;
 };
 
+// A memory layout other than dense row-major that a kernel can write an
+// output in, or read an input in (oneDNN's blocked and channels-last
+// formats). Kernels of the same backend recognize each other's layouts by
+// `kind`; `desc` is the backend's own description of it.
+struct NativeLayout {
+  std::string kind;
+  std::shared_ptr<const void> desc;
+  size_t bytes = 0;  // the buffer size a tensor takes in this layout
+};
+
 class Kernel {
  public:
   virtual ~Kernel() = default;
@@ -63,6 +74,15 @@ class Kernel {
   // never reads again: once no kernel reads a constant, the executor frees it
   // and passes nullptr in its place.
   virtual bool reads_input_at_run(size_t /*input*/) const { return true; }
+
+  // Layout negotiation, before the first run (Executable): when the producer
+  // of an intermediate offers a native layout and every kernel that reads it
+  // can take that layout, the tensor lives in it and the conversions to and
+  // from row-major are skipped. By default a kernel offers and takes none.
+  virtual std::optional<NativeLayout> native_output_layout(size_t /*output*/) const { return std::nullopt; }
+  virtual void use_native_output(size_t /*output*/) {}
+  virtual bool can_read_input_as(size_t /*input*/, const NativeLayout& /*layout*/) const { return false; }
+  virtual void read_input_as(size_t /*input*/, const NativeLayout& /*layout*/) {}
 };
 
 // Creates a kernel for a group. Weights (constant inputs) may be read and

@@ -16,7 +16,7 @@ struct Interval {
 
 size_t aligned(size_t bytes) { return (bytes + kArenaAlignment - 1) / kArenaAlignment * kArenaAlignment; }
 
-std::vector<Interval> intermediate_lifetimes(const Program& program) {
+std::vector<Interval> intermediate_lifetimes(const Program& program, const std::vector<size_t>& bytes) {
   const Graph& graph = program.graph;
   std::set<ValueId> graph_outputs(graph.outputs().begin(), graph.outputs().end());
   std::vector<Interval> intervals;
@@ -26,7 +26,9 @@ std::vector<Interval> intermediate_lifetimes(const Program& program) {
       if (graph_outputs.count(id)) continue;
       index_of[size_t(id)] = int64_t(intervals.size());
       const TensorType& type = graph.type(id);
-      intervals.push_back({id, size_t(type.numel()) * dtype_size(type.dtype), k, k});
+      const size_t dense = size_t(type.numel()) * dtype_size(type.dtype);
+      const size_t size = size_t(id) < bytes.size() && bytes[size_t(id)] ? bytes[size_t(id)] : dense;
+      intervals.push_back({id, size, k, k});
     }
     for (ValueId id : program.kernels[k].inputs) {
       if (index_of[size_t(id)] >= 0) intervals[size_t(index_of[size_t(id)])].last = k;
@@ -40,10 +42,10 @@ std::vector<Interval> intermediate_lifetimes(const Program& program) {
 // Greedy by size, largest first: each tensor takes the lowest offset where it
 // overlaps no already placed tensor whose lifetime intersects its own. Simple,
 // and within a few percent of optimal on CNN-like graphs.
-MemoryPlan plan_memory(const Program& program) {
+MemoryPlan plan_memory(const Program& program, const std::vector<size_t>& bytes) {
   MemoryPlan plan;
   plan.offset.assign(program.graph.num_values(), -1);
-  std::vector<Interval> intervals = intermediate_lifetimes(program);
+  std::vector<Interval> intervals = intermediate_lifetimes(program, bytes);
   std::vector<size_t> order(intervals.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = i;
   std::stable_sort(order.begin(), order.end(),

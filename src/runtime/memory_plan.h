@@ -22,6 +22,8 @@ struct MemoryPlan {
   size_t num_intermediates = 0;
 };
 
-MemoryPlan plan_memory(const Program& program);
+// `bytes`, when given, overrides a value's size (per ValueId; 0 = dense
+// size): tensors in a native layout may take more (padded channel blocks).
+MemoryPlan plan_memory(const Program& program, const std::vector<size_t>& bytes = {});
 
 }  // namespace orchid::runtime

@@ -40,6 +40,9 @@ dnnl::engine& cpu_engine() {
   return engine;
 }
 
+// NativeLayout::kind of oneDNN memory descriptors.
+constexpr const char* kOneDnnLayout = "onednn";
+
 memory::desc plain(const dims& d) { return memory::desc(d, dt::f32, dense_strides(d)); }
 memory::desc any(const dims& d) { return memory::desc(d, dt::f32, tag::any); }
 
@@ -53,6 +56,7 @@ int index_of(const std::vector<ValueId>& ids, ValueId id) {
 struct Bound {
   memory mem;
   int input = -1;  // index into KernelArgs::inputs
+  int arg = 0;     // the primitive argument it feeds (DNNL_ARG_*), 0 for runtime weights
 };
 
 class LinearKernel : public Kernel {
@@ -96,8 +100,7 @@ class LinearKernel : public Kernel {
       for (size_t c = 0; c < bias_.size(); ++c) bias_[c] = bias_constant_[c] + b[c];
     }
     if (weights_reorder_) weights_reorder_.execute(stream_, user_weights_, args_[DNNL_ARG_WEIGHTS]);
-    if (src_reorder_) src_reorder_.execute(stream_, user_src_, args_[DNNL_ARG_SRC]);
-    for (Reorder& r : operand_reorders_) r.op.execute(stream_, r.from, r.to);
+    for (Reorder& r : input_reorders_) r.op.execute(stream_, r.from, r.to);
     user_dst_.set_data_handle(args.outputs[0]);
     primitive_.execute(stream_, args_);
     if (dst_reorder_) dst_reorder_.execute(stream_, args_[DNNL_ARG_DST], user_dst_);
@@ -109,6 +112,42 @@ class LinearKernel : public Kernel {
   // Constant weights, biases and post-op constants are copied at
   // construction; only the inputs bound to memories (or a runtime bias) are
   // read when the kernel runs.
+  // Native layouts (runtime/kernel.h): a conv writes its dst in the layout
+  // the primitive computes in, and reads src / tensor operands in any oneDNN
+  // layout of the right dims, so chains of convs skip the reorders to and
+  // from NCHW between them.
+  std::optional<NativeLayout> native_output_layout(size_t output) const override {
+    if (output != 0 || !dst_reorder_) return std::nullopt;
+    return NativeLayout{kOneDnnLayout, std::make_shared<memory::desc>(dst_md_), dst_md_.get_size()};
+  }
+
+  void use_native_output(size_t output) override {
+    ORCHID_CHECK(output == 0 && dst_reorder_) << "no native layout for output " << output;
+    args_[DNNL_ARG_DST] = memory(dst_md_, cpu_engine(), DNNL_MEMORY_NONE);
+    user_dst_ = args_[DNNL_ARG_DST];
+    dst_reorder_ = dnnl::reorder();
+  }
+
+  bool can_read_input_as(size_t input, const NativeLayout& layout) const override {
+    if (layout.kind != kOneDnnLayout) return false;
+    const auto& md = *std::static_pointer_cast<const memory::desc>(layout.desc);
+    bool any = false;
+    for (const Bound& b : bound_) {
+      if (size_t(b.input) != input) continue;
+      if (b.arg == 0 || md.dims() != b.mem.get_desc().dims()) return false;
+      any = true;
+    }
+    return any;
+  }
+
+  void read_input_as(size_t input, const NativeLayout& layout) override {
+    ORCHID_CHECK(can_read_input_as(input, layout)) << "input " << input << " cannot take the layout";
+    const auto& md = *std::static_pointer_cast<const memory::desc>(layout.desc);
+    for (Bound& b : bound_) {
+      if (size_t(b.input) == input) bind_input(b, md);
+    }
+  }
+
   bool reads_input_at_run(size_t input) const override {
     if (int(input) == bias_input_) return true;
     for (const Bound& b : bound_) {
@@ -150,15 +189,8 @@ class LinearKernel : public Kernel {
         args_[arg] = memory(plain(e.broadcast), cpu_engine(), binary_constants_.back().data());
         continue;
       }
-      memory user(plain(spec_.anchor.dst), cpu_engine(), DNNL_MEMORY_NONE);
-      bound_.push_back({user, index_of(group.inputs, e.tensor)});
-      const memory::desc wanted = pd_.query_md(dnnl::query::exec_arg_md, arg);
-      if (wanted == user.get_desc()) {
-        args_[arg] = user;
-        continue;
-      }
-      args_[arg] = memory(wanted, cpu_engine());
-      operand_reorders_.push_back({dnnl::reorder(user, args_[arg]), user, args_[arg]});
+      bound_.push_back({memory(), index_of(group.inputs, e.tensor), arg});
+      bind_input(bound_.back(), plain(spec_.anchor.dst));
     }
   }
 
@@ -200,7 +232,7 @@ class LinearKernel : public Kernel {
     weights_md_ = pd.weights_desc();
     dst_md_ = pd.dst_desc();
     primitive_ = Op(pd);
-    name_ = std::string("onednn ") + name;
+    name_ = std::string("onednn ") + name + " (" + pd.impl_info_str() + ")";
   }
 
   // Creates the primitive (and pd_, src_md_, weights_md_, dst_md_).
@@ -229,21 +261,32 @@ class LinearKernel : public Kernel {
   // chose another layout.
   void bind_activations() {
     const LinearAnchor& a = spec_.anchor;
-    user_src_ = memory(plain(a.src), cpu_engine(), DNNL_MEMORY_NONE);
     user_dst_ = memory(plain(a.dst), cpu_engine(), DNNL_MEMORY_NONE);
-    bound_.push_back({user_src_, x_input_});
-    if (src_md_ != user_src_.get_desc()) {
-      args_[DNNL_ARG_SRC] = memory(src_md_, cpu_engine());
-      src_reorder_ = dnnl::reorder(user_src_, args_[DNNL_ARG_SRC]);
-    } else {
-      args_[DNNL_ARG_SRC] = user_src_;
-    }
+    bound_.push_back({memory(), x_input_, DNNL_ARG_SRC});
+    bind_input(bound_.back(), plain(a.src));
     if (dst_md_ != user_dst_.get_desc()) {
       args_[DNNL_ARG_DST] = memory(dst_md_, cpu_engine());
       dst_reorder_ = dnnl::reorder(args_[DNNL_ARG_DST], user_dst_);
     } else {
       args_[DNNL_ARG_DST] = user_dst_;
     }
+  }
+
+  // Points the bound input at a memory of layout `given` over its argument
+  // buffer, feeding the primitive argument directly when the primitive wants
+  // that layout and through a per-call reorder otherwise.
+  void bind_input(Bound& b, const memory::desc& given) {
+    b.mem = memory(given, cpu_engine(), DNNL_MEMORY_NONE);
+    input_reorders_.erase(std::remove_if(input_reorders_.begin(), input_reorders_.end(),
+                                         [&](const Reorder& r) { return r.arg == b.arg; }),
+                          input_reorders_.end());
+    const memory::desc wanted = pd_.query_md(dnnl::query::exec_arg_md, b.arg);
+    if (wanted == given) {
+      args_[b.arg] = b.mem;
+      return;
+    }
+    args_[b.arg] = memory(wanted, cpu_engine());
+    input_reorders_.push_back({dnnl::reorder(b.mem, args_[b.arg]), b.mem, args_[b.arg], b.arg});
   }
 
   // Constant weights are reordered here, once; runtime weights are read in
@@ -261,7 +304,7 @@ class LinearKernel : public Kernel {
       return;
     }
     user_weights_ = memory(user_md, cpu_engine(), DNNL_MEMORY_NONE);
-    bound_.push_back({user_weights_, index_of(group.inputs, a.w)});
+    bound_.push_back({user_weights_, index_of(group.inputs, a.w), 0});
     if (weights_md_ == user_md) {
       args_[DNNL_ARG_WEIGHTS] = user_weights_;
       return;
@@ -279,13 +322,14 @@ class LinearKernel : public Kernel {
   std::unordered_map<int, memory> args_;
   // Memories over argument buffers; their handles are refreshed every call.
   std::vector<Bound> bound_;
-  memory user_src_, user_dst_, user_weights_;
-  dnnl::reorder src_reorder_, dst_reorder_, weights_reorder_;
+  memory user_dst_, user_weights_;
+  dnnl::reorder dst_reorder_, weights_reorder_;
   struct Reorder {
     dnnl::reorder op;
     memory from, to;
+    int arg;
   };
-  std::vector<Reorder> operand_reorders_;
+  std::vector<Reorder> input_reorders_;  // activations and runtime post-op operands, per call
   int x_input_ = -1, bias_input_ = -1;
   std::vector<float> bias_constant_, bias_;
   std::vector<std::vector<float>> binary_constants_;

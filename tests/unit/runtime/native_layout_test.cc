@@ -1,0 +1,95 @@
+// Layout negotiation between kernels: intermediates that only oneDNN kernels
+// produce and read stay in oneDNN's layout (no reorders to and from NCHW),
+// and the results still match the interpreter.
+#include "orchestration/baseline_plan.h"
+#include "runtime_test_util.h"
+
+namespace orchid::runtime {
+namespace {
+
+using namespace testing;  // NOLINT
+
+ValueId conv(Graph& g, ValueId x, int64_t in, int64_t out, uint32_t seed, int64_t k = 3) {
+  ValueId w = g.add_constant("w" + std::to_string(seed), random_tensor(DType::Float32, {out, in, k, k}, seed, -0.5, 0.5));
+  ValueId b = g.add_constant("b" + std::to_string(seed), random_tensor(DType::Float32, {out}, seed + 100, -0.5, 0.5));
+  const int64_t p = k / 2;
+  return add_op(g, "Conv", {x, w, b}, attrs({{"pads", std::vector<int64_t>{p, p, p, p}}}))[0];
+}
+
+struct Outcome {
+  size_t native = 0;
+  size_t arena = 0;
+};
+
+// Runs `g` with the baseline plan; expects the interpreter's outputs.
+Outcome run_planned(const Graph& g) {
+  std::vector<std::vector<size_t>> groups;
+  for (const KernelGroup& group : orchestration::plan_baseline(g)) groups.push_back(group.nodes);
+  expect_runtime_matches(g, uniform_feeds(g, 4), groups);
+  Program program{g, orchestration::plan_baseline(g)};
+  Executable executable(std::move(program));
+  return {executable.num_native_tensors(), executable.memory_plan().arena_bytes};
+}
+
+Graph graph_with_input(Shape shape, ValueId* x) {
+  Graph g;
+  *x = g.add_value("x", {DType::Float32, std::move(shape)});
+  g.inputs().push_back(*x);
+  return g;
+}
+
+TEST(NativeLayout, ConvChainSkipsReorders) {
+  ValueId x;
+  Graph g = graph_with_input({1, 8, 12, 12}, &x);
+  ValueId a = add_op(g, "Relu", {conv(g, x, 8, 16, 1)})[0];
+  g.outputs().push_back(conv(g, a, 16, 16, 2));
+  EXPECT_EQ(run_planned(g).native, 1u);
+}
+
+TEST(NativeLayout, NonOneDnnReaderKeepsRowMajor) {
+  ValueId x;
+  Graph g = graph_with_input({1, 8, 12, 12}, &x);
+  ValueId a = conv(g, x, 8, 16, 1);
+  ValueId t = add_op(g, "Transpose", {a}, attrs({{"perm", std::vector<int64_t>{0, 2, 3, 1}}}))[0];
+  g.outputs().push_back(t);
+  EXPECT_EQ(run_planned(g).native, 0u);
+}
+
+TEST(NativeLayout, ResidualBlockWithDownsample) {
+  // ResNet's downsampling block: relu(conv2(relu(conv1(x))) + conv_d(x)),
+  // then a second conv reading the block's output.
+  ValueId x;
+  Graph g = graph_with_input({1, 8, 10, 10}, &x);
+  ValueId stem = add_op(g, "Relu", {conv(g, x, 8, 8, 1)})[0];
+  ValueId c1 = add_op(g, "Relu", {conv(g, stem, 8, 16, 2)})[0];
+  ValueId c2 = conv(g, c1, 16, 16, 3);
+  ValueId down = conv(g, stem, 8, 16, 4, 1);
+  ValueId block = add_op(g, "Relu", {add_op(g, "Add", {c2, down})[0]})[0];
+  g.outputs().push_back(conv(g, block, 16, 4, 5));
+  // stem, c1, down and block all feed only oneDNN kernels.
+  EXPECT_EQ(run_planned(g).native, 4u);
+}
+
+TEST(NativeLayout, PaddedChannelBlocksGetTheirBytes) {
+  // 3 channels in a blocked layout take a whole block: the arena must hold
+  // the layout's size, not the dense one.
+  ValueId x;
+  Graph g = graph_with_input({1, 16, 20, 20}, &x);
+  ValueId a = conv(g, x, 16, 3, 1);
+  g.outputs().push_back(conv(g, a, 3, 16, 2));
+  const Outcome outcome = run_planned(g);
+  EXPECT_EQ(outcome.native, 1u);
+  EXPECT_GE(outcome.arena, size_t(3 * 20 * 20 * 4));
+}
+
+TEST(NativeLayout, GraphOutputsStayRowMajor) {
+  ValueId x;
+  Graph g = graph_with_input({1, 8, 12, 12}, &x);
+  ValueId a = conv(g, x, 8, 8, 1);
+  g.outputs().push_back(a);
+  g.outputs().push_back(conv(g, a, 8, 8, 2));
+  EXPECT_EQ(run_planned(g).native, 0u);
+}
+
+}  // namespace
+}  // namespace orchid::runtime
