@@ -38,6 +38,22 @@ std::optional<size_t> sole_consumer(const Uses& uses, ValueId value) {
   return uses.consumers[size_t(value)][0];
 }
 
+// SiLU after `value`: the Sigmoid and Mul nodes when `value` is read by
+// exactly a Sigmoid and a Mul of it with the Sigmoid's output (and nothing
+// else reads the Sigmoid's output).
+std::optional<std::vector<size_t>> silu_after(const Graph& graph, const Uses& uses, ValueId value) {
+  if (value == kNoValue || uses.graph_outputs.count(value) || uses.consumers[size_t(value)].size() != 2) {
+    return std::nullopt;
+  }
+  auto [a, b] = std::pair(uses.consumers[size_t(value)][0], uses.consumers[size_t(value)][1]);
+  if (graph.nodes()[a].op != "Sigmoid") std::swap(a, b);
+  const Node& sigmoid = graph.nodes()[a];
+  if (sigmoid.op != "Sigmoid" || graph.nodes()[b].op != "Mul" || sigmoid.outputs.size() != 1) return std::nullopt;
+  const ValueId s = sigmoid.outputs[0];
+  if (uses.graph_outputs.count(s) || uses.consumers[size_t(s)] != std::vector<size_t>{b}) return std::nullopt;
+  return std::vector<size_t>{a, b};
+}
+
 bool is_linear(const Node& node, const Graph& graph) {
   return fission::primitive_kind(node, graph) == fission::PrimitiveKind::Linear;
 }
@@ -55,7 +71,21 @@ std::vector<runtime::KernelGroup> plan_baseline(const Graph& graph) {
     const Node& anchor = graph.nodes()[i];
     if (is_linear(anchor, graph) && anchor.outputs.size() == 1) {
       ValueId current = anchor.outputs[0];
-      while (std::optional<size_t> next = sole_consumer(uses, current)) {
+      while (true) {
+        if (std::optional<std::vector<size_t>> silu = silu_after(graph, uses, current)) {
+          std::vector<size_t> extended = members;
+          extended.insert(extended.end(), silu->begin(), silu->end());
+          if (absorbed[(*silu)[0]] || absorbed[(*silu)[1]] ||
+              !runtime::cpu::linear_group_supported(graph, make_group(extended))) {
+            break;
+          }
+          members = std::move(extended);
+          for (size_t n : *silu) absorbed[n] = true;
+          current = graph.nodes()[(*silu)[1]].outputs[0];
+          continue;
+        }
+        std::optional<size_t> next = sole_consumer(uses, current);
+        if (!next) break;
         const Node& node = graph.nodes()[*next];
         if (absorbed[*next] || node.outputs.size() != 1 ||
             !runtime::cpu::linear_can_absorb(graph, make_group(members), node)) {

@@ -336,3 +336,45 @@ TEST(LinearKernel, BaselinePlanGroupsConvAddRelu) {
 
 }  // namespace
 }  // namespace orchid::runtime
+
+namespace orchid::runtime {
+namespace {
+
+using namespace testing;  // NOLINT
+
+// SiLU as fission writes it (x * Sigmoid(x), either operand order) after a
+// Conv: the plan makes one group of the three nodes, computed as a swish post-op.
+TEST(LinearKernel, ConvSiluIsOneSwishGroup) {
+  for (bool swapped : {false, true}) {
+    Builder b;
+    ValueId x = b.input("x", {1, 4, 9, 9});
+    ValueId c = b.op("Conv", {x, b.constant({8, 4, 3, 3}), b.constant({8})}, pad1());
+    ValueId s = b.op("Sigmoid", {c});
+    ValueId y = swapped ? b.op("Mul", {s, c}) : b.op("Mul", {c, s});
+    Graph g = b.finish(b.op("Relu", {y}));
+    std::vector<KernelGroup> plan = orchestration::plan_baseline(g);
+    ASSERT_EQ(plan.size(), 1u);
+    EXPECT_EQ(plan[0].nodes.size(), 4u);
+    std::vector<std::string> impl = expect_runtime_matches(g, uniform_feeds(g, 2), {plan[0].nodes});
+    EXPECT_EQ(impl[0].rfind("onednn conv (", 0), 0u) << impl[0];
+  }
+}
+
+// A Sigmoid whose output is read elsewhere too is not SiLU: no fusion.
+TEST(LinearKernel, SigmoidReadTwiceIsNotSilu) {
+  Builder b;
+  ValueId x = b.input("x", {1, 4, 9, 9});
+  ValueId c = b.op("Conv", {x, b.constant({8, 4, 3, 3})}, pad1());
+  ValueId s = b.op("Sigmoid", {c});
+  ValueId y = b.op("Mul", {c, s});
+  b.g.outputs().push_back(s);
+  Graph g = b.finish(y);
+  std::vector<KernelGroup> plan = orchestration::plan_baseline(g);
+  EXPECT_EQ(plan.size(), 3u);
+  std::vector<std::vector<size_t>> groups;
+  for (const KernelGroup& group : plan) groups.push_back(group.nodes);
+  expect_runtime_matches(g, uniform_feeds(g, 2), groups);
+}
+
+}  // namespace
+}  // namespace orchid::runtime

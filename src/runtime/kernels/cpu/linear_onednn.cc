@@ -21,6 +21,10 @@ std::unique_ptr<Kernel> make_linear_kernel(const Graph& graph, const KernelGroup
   }
 }
 
+bool linear_group_supported(const Graph& graph, const KernelGroup& group) {
+  return onednn::analyze_group(graph, group).has_value();
+}
+
 bool linear_can_absorb(const Graph& graph, const KernelGroup& group, const Node& next) {
   std::optional<onednn::LinearSpec> spec = onednn::analyze_group(graph, group);
   if (!spec || group.nodes.empty()) return false;

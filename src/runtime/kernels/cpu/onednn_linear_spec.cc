@@ -308,6 +308,22 @@ std::optional<Epilogue> analyze_epilogue(const Graph& graph, const LinearAnchor&
   return std::nullopt;
 }
 
+namespace {
+
+// SiLU as fission writes it, x * Sigmoid(x): `sigmoid` reads `current` and
+// `mul` multiplies `current` by its output (either order). One oneDNN swish
+// post-op (alpha 1) computes both nodes.
+bool is_swish_pair(const Node& sigmoid, const Node& mul, ValueId current) {
+  if (sigmoid.op != "Sigmoid" || !sigmoid.domain.empty() || sigmoid.inputs.size() != 1 ||
+      sigmoid.inputs[0] != current || mul.op != "Mul" || !mul.domain.empty() || mul.inputs.size() != 2) {
+    return false;
+  }
+  const ValueId s = sigmoid.outputs[0];
+  return (mul.inputs[0] == current && mul.inputs[1] == s) || (mul.inputs[0] == s && mul.inputs[1] == current);
+}
+
+}  // namespace
+
 std::optional<LinearSpec> analyze_group(const Graph& graph, const KernelGroup& group) {
   if (group.nodes.empty()) return std::nullopt;
   const Node& first = graph.nodes().at(group.nodes[0]);
@@ -318,6 +334,13 @@ std::optional<LinearSpec> analyze_group(const Graph& graph, const KernelGroup& g
   bool bias_allowed = true;
   for (size_t i = 1; i < group.nodes.size(); ++i) {
     const Node& node = graph.nodes().at(group.nodes[i]);
+    if (i + 1 < group.nodes.size() && is_swish_pair(node, graph.nodes().at(group.nodes[i + 1]), current)) {
+      Epilogue swish{EpilogueKind::Eltwise, dnnl::algorithm::eltwise_swish, 1.f, 0.f, {}, {}, kNoValue};
+      if (!append_epilogue(spec.epilogues, std::move(swish))) return std::nullopt;
+      bias_allowed = false;
+      current = graph.nodes().at(group.nodes[++i]).outputs[0];
+      continue;
+    }
     std::optional<Epilogue> epilogue = analyze_epilogue(graph, spec.anchor, current, node, bias_allowed);
     if (!epilogue) return std::nullopt;
     bias_allowed = bias_allowed && epilogue->kind == EpilogueKind::Bias;

@@ -28,5 +28,8 @@ std::unique_ptr<Kernel> make_reference_kernel(const Graph& graph, const KernelGr
 // binary Add/Mul with a tensor of the output's shape... Used by the plan to
 // form Conv/MatMul + epilogue kernels.
 bool linear_can_absorb(const Graph& graph, const KernelGroup& group, const Node& next);
+// Whether make_linear_kernel computes the whole group: for epilogues of more
+// than one node, such as SiLU's Sigmoid + Mul pair (one swish post-op).
+bool linear_group_supported(const Graph& graph, const KernelGroup& group);
 
 }  // namespace orchid::runtime::cpu
