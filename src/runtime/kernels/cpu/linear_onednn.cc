@@ -2,6 +2,7 @@
 // and MatMul groups in float32, with epilogues as bias and post-ops. What is
 // supported is decided once, in onednn_linear_spec.cc, for both the plan
 // (linear_can_absorb) and the kernel (make_linear_kernel).
+#include "runtime/kernels/cpu/conv_transpose_gemm.h"
 #include "runtime/kernels/cpu/onednn_linear_kernel.h"
 #include "runtime/kernels/cpu/registry.h"
 #include "support/error.h"
@@ -11,6 +12,10 @@ namespace orchid::runtime::cpu {
 std::unique_ptr<Kernel> make_linear_kernel(const Graph& graph, const KernelGroup& group) {
   std::optional<onednn::LinearSpec> spec = onednn::analyze_group(graph, group);
   if (!spec) return nullptr;
+  // ConvTranspose: GEMM + col2im where it beats oneDNN's deconvolution.
+  if (spec->anchor.kind == onednn::LinearKind::ConvTranspose && conv_transpose_gemm_preferred(*spec)) {
+    if (std::unique_ptr<Kernel> k = make_conv_transpose_gemm_kernel(graph, group, *spec)) return k;
+  }
   try {
     return onednn::build_linear_kernel(graph, group, *spec);
   } catch (const dnnl::error& e) {
