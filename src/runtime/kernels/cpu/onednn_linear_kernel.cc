@@ -21,6 +21,8 @@
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include <algorithm>
+#include <cstdlib>
+#include <memory>
 #include <unordered_map>
 
 #include "runtime/kernels/cpu/onednn_linear_kernel.h"
@@ -50,6 +52,29 @@ int index_of(const std::vector<ValueId>& ids, ValueId id) {
   auto it = std::find(ids.begin(), ids.end(), id);
   ORCHID_CHECK(it != ids.end()) << "value " << id << " is not an input of the kernel group";
   return int(it - ids.begin());
+}
+
+// Buffers for the layout conversions inside kernels (a src reordered from
+// NCHW, a dst before its reorder to NCHW). Kernels of one thread run one at a
+// time, so they share one buffer per role instead of each holding its own:
+// role 0 is the dst, role 1 + k the k-th reordered input. Grown on demand.
+std::byte* conversion_buffer(size_t role, size_t bytes) {
+  struct Free {
+    void operator()(std::byte* p) const { std::free(p); }
+  };
+  thread_local std::vector<std::unique_ptr<std::byte, Free>> buffers;
+  thread_local std::vector<size_t> sizes;
+  if (role >= buffers.size()) {
+    buffers.resize(role + 1);
+    sizes.resize(role + 1, 0);
+  }
+  if (sizes[role] < bytes) {
+    const size_t rounded = (bytes + 63) / 64 * 64;
+    buffers[role].reset(static_cast<std::byte*>(std::aligned_alloc(64, rounded)));
+    ORCHID_CHECK(buffers[role]) << "out of memory for a " << bytes << "-byte conversion buffer";
+    sizes[role] = bytes;
+  }
+  return buffers[role].get();
 }
 
 // A memory whose data pointer is set per call to an argument buffer.
@@ -100,7 +125,14 @@ class LinearKernel : public Kernel {
       for (size_t c = 0; c < bias_.size(); ++c) bias_[c] = bias_constant_[c] + b[c];
     }
     if (weights_reorder_) weights_reorder_.execute(stream_, user_weights_, args_[DNNL_ARG_WEIGHTS]);
-    for (Reorder& r : input_reorders_) r.op.execute(stream_, r.from, r.to);
+    for (size_t k = 0; k < input_reorders_.size(); ++k) {
+      Reorder& r = input_reorders_[k];
+      r.to.set_data_handle(conversion_buffer(1 + k, r.to.get_desc().get_size()));
+      r.op.execute(stream_, r.from, r.to);
+    }
+    if (dst_reorder_) {
+      args_[DNNL_ARG_DST].set_data_handle(conversion_buffer(0, dst_md_.get_size()));
+    }
     user_dst_.set_data_handle(args.outputs[0]);
     primitive_.execute(stream_, args_);
     if (dst_reorder_) dst_reorder_.execute(stream_, args_[DNNL_ARG_DST], user_dst_);
@@ -265,7 +297,7 @@ class LinearKernel : public Kernel {
     bound_.push_back({memory(), x_input_, DNNL_ARG_SRC});
     bind_input(bound_.back(), plain(a.src));
     if (dst_md_ != user_dst_.get_desc()) {
-      args_[DNNL_ARG_DST] = memory(dst_md_, cpu_engine());
+      args_[DNNL_ARG_DST] = memory(dst_md_, cpu_engine(), DNNL_MEMORY_NONE);
       dst_reorder_ = dnnl::reorder(args_[DNNL_ARG_DST], user_dst_);
     } else {
       args_[DNNL_ARG_DST] = user_dst_;
@@ -285,7 +317,7 @@ class LinearKernel : public Kernel {
       args_[b.arg] = b.mem;
       return;
     }
-    args_[b.arg] = memory(wanted, cpu_engine());
+    args_[b.arg] = memory(wanted, cpu_engine(), DNNL_MEMORY_NONE);
     input_reorders_.push_back({dnnl::reorder(b.mem, args_[b.arg]), b.mem, args_[b.arg], b.arg});
   }
 
