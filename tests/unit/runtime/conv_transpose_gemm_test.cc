@@ -12,30 +12,9 @@ using namespace testing;  // NOLINT
 
 constexpr const char* kGemm = "gemm deconv (col2im)";
 
-struct Builder {
-  Graph g;
-  uint32_t seed = 21;
-
-  ValueId input(const std::string& name, Shape shape) {
-    ValueId id = g.add_value(name, {DType::Float32, std::move(shape)});
-    g.inputs().push_back(id);
-    return id;
-  }
-  ValueId constant(Shape shape, double lo = -1, double hi = 1) {
-    const uint32_t s = seed++;
-    return g.add_constant("c" + std::to_string(s), random_tensor(DType::Float32, shape, s, lo, hi));
-  }
-  ValueId scalar(float value) {
-    Tensor t = Tensor::from_vector(DType::Float32, {}, std::vector<float>{value});
-    return g.add_constant("s" + std::to_string(seed++), t);
-  }
-  ValueId op(const std::string& name, const std::vector<ValueId>& inputs, Attributes a = {}) {
-    return add_op(g, name, inputs, std::move(a))[0];
-  }
-  Graph finish(ValueId out) {
-    g.outputs().push_back(out);
-    return g;
-  }
+// Graphs are built with GraphBuilder (runtime_test_util.h).
+struct Builder : GraphBuilder {
+  Builder() { seed = 21; }
 };
 
 std::vector<size_t> all_nodes(const Graph& graph) {

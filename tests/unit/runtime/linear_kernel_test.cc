@@ -10,32 +10,9 @@ namespace {
 
 using namespace testing;  // NOLINT
 
-// A graph under construction: one float32 input "x" and helpers for constant
-// weights, extra inputs and the chain of nodes.
-struct Builder {
-  Graph g;
-  uint32_t seed = 11;
-
-  ValueId input(const std::string& name, Shape shape) {
-    ValueId id = g.add_value(name, {DType::Float32, std::move(shape)});
-    g.inputs().push_back(id);
-    return id;
-  }
-  ValueId constant(Shape shape, double lo = -1, double hi = 1) {
-    const uint32_t s = seed++;
-    return g.add_constant("c" + std::to_string(s), random_tensor(DType::Float32, shape, s, lo, hi));
-  }
-  ValueId scalar(float value, Shape shape = {}) {
-    Tensor t = Tensor::from_vector(DType::Float32, shape, std::vector<float>{value});
-    return g.add_constant("s" + std::to_string(seed++), t);
-  }
-  ValueId op(const std::string& name, const std::vector<ValueId>& inputs, Attributes a = {}) {
-    return add_op(g, name, inputs, std::move(a))[0];
-  }
-  Graph finish(ValueId out) {
-    g.outputs().push_back(out);
-    return g;
-  }
+// Graphs are built with GraphBuilder (runtime_test_util.h).
+struct Builder : GraphBuilder {
+  Builder() { seed = 11; }
 };
 
 Attributes pad1() { return attrs({{"pads", std::vector<int64_t>{1, 1, 1, 1}}}); }

@@ -19,6 +19,34 @@ namespace orchid::runtime::testing {
 
 using namespace orchid::fission::testing;  // NOLINT: graph builders and feeds
 
+// A float32 graph under construction: inputs, random constant weights
+// (seeded, one seed per constant), scalars, and a chain of nodes.
+struct GraphBuilder {
+  Graph g;
+  uint32_t seed = 11;
+
+  ValueId input(const std::string& name, Shape shape) {
+    ValueId id = g.add_value(name, {DType::Float32, std::move(shape)});
+    g.inputs().push_back(id);
+    return id;
+  }
+  ValueId constant(Shape shape, double lo = -1, double hi = 1) {
+    const uint32_t s = seed++;
+    return g.add_constant("c" + std::to_string(s), random_tensor(DType::Float32, shape, s, lo, hi));
+  }
+  ValueId scalar(float value, Shape shape = {}) {
+    Tensor t = Tensor::from_vector(DType::Float32, shape, std::vector<float>{value});
+    return g.add_constant("s" + std::to_string(seed++), t);
+  }
+  ValueId op(const std::string& name, const std::vector<ValueId>& inputs, Attributes a = {}) {
+    return add_op(g, name, inputs, std::move(a))[0];
+  }
+  Graph finish(ValueId out) {
+    g.outputs().push_back(out);
+    return g;
+  }
+};
+
 // One kernel per node of `graph`, in node order.
 inline std::vector<std::vector<size_t>> one_kernel_per_node(const Graph& graph) {
   std::vector<std::vector<size_t>> groups;

@@ -33,16 +33,6 @@ constexpr int64_t kElementsPerTask = 32768;  // input elements worth a thread
 // ------------------------------------------------------------ accumulators
 // Floats accumulate in double; integers in the unsigned type of their width,
 // which wraps like the interpreter's modulo-2^64 arithmetic once narrowed.
-template <typename T, bool = std::is_floating_point_v<T>>
-struct Wide {
-  using type = double;
-};
-template <typename T>
-struct Wide<T, false> {
-  using type = std::make_unsigned_t<T>;
-};
-template <typename T>
-using WideAcc = typename Wide<T>::type;
 
 template <typename T>
 struct SumOp {

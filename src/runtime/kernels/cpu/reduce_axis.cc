@@ -92,20 +92,10 @@ class ArgKernel : public Kernel {
 // ------------------------------------------------------------ CumSum
 // Floats accumulate in double and integers wrap modulo 2^64 (computed in the
 // unsigned type of their width, which wraps alike), as the interpreter does.
-template <typename T, bool = std::is_floating_point_v<T>>
-struct Wide {
-  using type = double;
-};
-template <typename T>
-struct Wide<T, false> {
-  using type = std::make_unsigned_t<T>;
-};
-template <typename T>
-using ScanAcc = typename Wide<T>::type;
 
 template <typename T>
 void cumsum_rows(const AxisSplit& s, bool exclusive, bool reverse, const T* x, T* y) {
-  using Acc = ScanAcc<T>;
+  using Acc = WideAcc<T>;
   int64_t blocks = (s.inner + kBlock - 1) / kBlock;
   parallel_for(s.outer * blocks, task_grain(s), [&](int64_t begin, int64_t end) {
     Acc acc[kBlock];

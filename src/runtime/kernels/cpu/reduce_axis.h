@@ -4,10 +4,25 @@
 #pragma once
 
 #include <memory>
+#include <type_traits>
 
 #include "runtime/kernel.h"
 
 namespace orchid::runtime::cpu {
+
+// The accumulator of sums over T, as the interpreter's: double for floats;
+// for integers the unsigned type of their width, which wraps like the
+// interpreter's modulo-2^64 arithmetic once narrowed back.
+template <typename T, bool = std::is_floating_point_v<T>>
+struct Wide {
+  using type = double;
+};
+template <typename T>
+struct Wide<T, false> {
+  using type = std::make_unsigned_t<T>;
+};
+template <typename T>
+using WideAcc = typename Wide<T>::type;
 
 // A shape seen as [outer, axis, inner] around one axis.
 struct AxisSplit {
