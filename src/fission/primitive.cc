@@ -91,7 +91,11 @@ std::optional<PrimitiveKind> primitive_kind(const Node& node, const Graph& graph
   auto it = primitive_table().find(node.op);
   if (it == primitive_table().end()) return std::nullopt;
   for (size_t i : it->second.constant_inputs) {
-    if (!is_constant_input(node, graph, i)) return std::nullopt;
+    if (is_constant_input(node, graph, i)) continue;
+    // A scan whose axis is only known at run time has no index map to
+    // rewrite into; it stays whole, as an opaque primitive.
+    if (node.op == "CumSum" && i == 1) return PrimitiveKind::Opaque;
+    return std::nullopt;
   }
   if (!has_primitive_form(node, graph)) return std::nullopt;
   return it->second.kind;

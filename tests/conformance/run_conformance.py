@@ -5,7 +5,7 @@ Regenerate the report and the runtime gate (after faster kernels land) with
 one command, from the source tree:
 
     /usr/bin/python3 tests/conformance/run_conformance.py --orchid build/orchid \
-        --with-fission --with-runtime --update-expected runtime
+        --with-fission --with-runtime --update-expected runtime   # or fission,runtime
 
 (`--update-expected` alone rewrites the lists of every mode that ran.)
 

@@ -120,5 +120,21 @@ TEST(ReduceRules, ReducePrimitivesGetExplicitAxes) {
   }
 }
 
+// CumSum's axis decides its index map: with a constant axis it is a reduce
+// primitive; with an axis known only at run time it stays whole (opaque), so
+// fission passes it through and the runtime runs it as one kernel.
+TEST(ReduceRules, CumSumWithRuntimeAxisIsOpaque) {
+  OneNode constant_axis = one_node("CumSum", {var({2, 3}), cst(Tensor::scalar_i64(1))});
+  EXPECT_EQ(primitive_kind(constant_axis.graph.nodes()[0], constant_axis.graph), PrimitiveKind::Reduce);
+  OneNode runtime_axis = one_node("CumSum", {var({2, 3}), var({}, DType::Int64, 0, 2)});
+  EXPECT_EQ(primitive_kind(runtime_axis.graph.nodes()[0], runtime_axis.graph), PrimitiveKind::Opaque);
+  Graph g = fission(runtime_axis.graph);
+  ASSERT_EQ(g.nodes().size(), 1u);
+  EXPECT_EQ(g.nodes()[0].op, "CumSum");
+  std::map<std::string, Tensor> feeds = {{"in0", random_tensor(DType::Float32, {2, 3}, 1)},
+                                         {"in1", Tensor::scalar_i64(1)}};
+  expect_same_outputs(runtime_axis.graph, g, feeds);
+}
+
 }  // namespace
 }  // namespace orchid::fission
