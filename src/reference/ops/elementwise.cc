@@ -45,16 +45,6 @@ OpSchema unary_schema(std::string op, F f) {
   return schema;
 }
 
-template <typename C>
-C abs_value(C x) {
-  if constexpr (std::is_unsigned_v<C>) {
-    return x;
-  } else if constexpr (std::is_integral_v<C>) {
-    return x < 0 ? wrapping_sub(C(0), x) : x;
-  } else {
-    return std::abs(x);
-  }
-}
 
 void register_unary(OpRegistry& r) {
   auto add_math = [&r](const char* op, auto fn) { r.add(float_unary_schema_fn(op, fn)); };
@@ -158,67 +148,6 @@ OpSchema binary_schema_fn(std::string op, F f) {
   return binary_schema<Cls, BoolOut>(std::move(op), [f](const Attributes&) { return f; });
 }
 
-template <typename C>
-C add_values(C a, C b) {
-  if constexpr (kIsInteger<C>) return wrapping_add(a, b);
-  else return a + b;
-}
-template <typename C>
-C sub_values(C a, C b) {
-  if constexpr (kIsInteger<C>) return wrapping_sub(a, b);
-  else return a - b;
-}
-template <typename C>
-C mul_values(C a, C b) {
-  if constexpr (kIsInteger<C>) return wrapping_mul(a, b);
-  else return a * b;
-}
-// Integer division truncates towards zero, like C.
-template <typename C>
-C div_values(C a, C b) {
-  if constexpr (kIsInteger<C>) {
-    if (b == 0) return 0;
-    if constexpr (std::is_signed_v<C>) {
-      if (b == -1) return wrapping_sub(C(0), a);  // avoids INT_MIN / -1
-    }
-    return C(a / b);
-  } else {
-    return a / b;
-  }
-}
-// fmod = true: the remainder has the dividend's sign (C fmod / %); false: the
-// divisor's sign (Python %), integers only.
-template <typename C>
-C mod_values(C a, C b, bool fmod) {
-  if constexpr (kIsInteger<C>) {
-    if (b == 0) return 0;
-    if constexpr (std::is_signed_v<C>) {
-      if (b == -1) return 0;
-    }
-    C r = C(a % b);
-    if constexpr (std::is_signed_v<C>) {
-      if (!fmod && r != 0 && ((r < 0) != (b < 0))) r = C(r + b);
-    }
-    return r;
-  } else {
-    return std::fmod(a, b);
-  }
-}
-// Max and Min propagate NaN like numpy.maximum/minimum.
-template <typename C>
-bool is_nan(C v) {
-  if constexpr (std::is_floating_point_v<C>) return std::isnan(v);
-  else return false;
-}
-template <typename C>
-C max_values(C a, C b) {
-  return (a > b || is_nan(a)) ? a : b;
-}
-template <typename C>
-C min_values(C a, C b) {
-  return (a < b || is_nan(a)) ? a : b;
-}
-
 void register_arithmetic(OpRegistry& r) {
   using enum TypeClass;
   r.add(binary_schema_fn<Numeric, false>("Add", [](auto a, auto b) { return add_values(a, b); }));
@@ -265,29 +194,6 @@ void register_arithmetic(OpRegistry& r) {
 }
 
 // ---- Pow (base and exponent may have different dtypes) ---------------------
-
-// Integer base and exponent: exact (wrapping) repeated squaring; a negative
-// exponent gives the truncated real result (0 unless |base| == 1).
-template <typename C, typename E>
-C integer_pow(C base, E exponent) {
-  if constexpr (std::is_signed_v<E>) {
-    if (exponent < 0) {
-      if (base == C(1)) return C(1);
-      if constexpr (std::is_signed_v<C>) {
-        if (base == C(-1)) return (exponent % 2 == 0) ? C(1) : C(-1);
-      }
-      return C(0);
-    }
-  }
-  C result = 1;
-  uint64_t e = uint64_t(exponent);
-  while (e) {
-    if (e & 1) result = wrapping_mul(result, base);
-    base = wrapping_mul(base, base);
-    e >>= 1;
-  }
-  return result;
-}
 
 template <typename T, typename E>
 void pow_kernel(const Tensor& base, const Tensor& exponent, Tensor& out) {

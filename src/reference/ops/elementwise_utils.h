@@ -13,6 +13,7 @@
 #pragma once
 
 #include <array>
+#include <cmath>
 #include <cstdint>
 #include <limits>
 #include <type_traits>
@@ -65,6 +66,102 @@ inline T saturating_from_double(double value) {
   if (value <= double(std::numeric_limits<T>::lowest())) return std::numeric_limits<T>::lowest();
   if (value >= double(std::numeric_limits<T>::max())) return std::numeric_limits<T>::max();
   return T(value);
+}
+
+// ---- Per-element semantics -------------------------------------------------
+// Shared by the interpreter's operators and the runtime's elementwise
+// kernels: integer arithmetic wraps, integer division and modulo by zero
+// give 0, Max/Min propagate NaN.
+
+template <typename C>
+C abs_value(C x) {
+  if constexpr (std::is_unsigned_v<C>) {
+    return x;
+  } else if constexpr (std::is_integral_v<C>) {
+    return x < 0 ? wrapping_sub(C(0), x) : x;
+  } else {
+    return std::abs(x);
+  }
+}
+template <typename C>
+C add_values(C a, C b) {
+  if constexpr (kIsInteger<C>) return wrapping_add(a, b);
+  else return a + b;
+}
+template <typename C>
+C sub_values(C a, C b) {
+  if constexpr (kIsInteger<C>) return wrapping_sub(a, b);
+  else return a - b;
+}
+template <typename C>
+C mul_values(C a, C b) {
+  if constexpr (kIsInteger<C>) return wrapping_mul(a, b);
+  else return a * b;
+}
+// Integer division truncates towards zero, like C.
+template <typename C>
+C div_values(C a, C b) {
+  if constexpr (kIsInteger<C>) {
+    if (b == 0) return 0;
+    if constexpr (std::is_signed_v<C>) {
+      if (b == -1) return wrapping_sub(C(0), a);  // avoids INT_MIN / -1
+    }
+    return C(a / b);
+  } else {
+    return a / b;
+  }
+}
+// fmod = true: the remainder has the dividend's sign (C fmod / %); false: the
+// divisor's sign (Python %), integers only.
+template <typename C>
+C mod_values(C a, C b, bool fmod) {
+  if constexpr (kIsInteger<C>) {
+    if (b == 0) return 0;
+    if constexpr (std::is_signed_v<C>) {
+      if (b == -1) return 0;
+    }
+    C r = C(a % b);
+    if constexpr (std::is_signed_v<C>) {
+      if (!fmod && r != 0 && ((r < 0) != (b < 0))) r = C(r + b);
+    }
+    return r;
+  } else {
+    return std::fmod(a, b);
+  }
+}
+// Max and Min propagate NaN like numpy.maximum/minimum: a NaN `a` is taken
+// by the self-comparison (false for integers), a NaN `b` because every
+// comparison with it fails.
+template <typename C>
+C max_values(C a, C b) {
+  return (a > b || a != a) ? a : b;
+}
+template <typename C>
+C min_values(C a, C b) {
+  return (a < b || a != a) ? a : b;
+}
+
+// Integer base and exponent: exact (wrapping) repeated squaring; a negative
+// exponent gives the truncated real result (0 unless |base| == 1).
+template <typename C, typename E>
+C integer_pow(C base, E exponent) {
+  if constexpr (std::is_signed_v<E>) {
+    if (exponent < 0) {
+      if (base == C(1)) return C(1);
+      if constexpr (std::is_signed_v<C>) {
+        if (base == C(-1)) return (exponent % 2 == 0) ? C(1) : C(-1);
+      }
+      return C(0);
+    }
+  }
+  C result = 1;
+  uint64_t e = uint64_t(exponent);
+  while (e) {
+    if (e & 1) result = wrapping_mul(result, base);
+    base = wrapping_mul(base, base);
+    e >>= 1;
+  }
+  return result;
 }
 
 // ---- Type checks (at inference time; messages name the input) ------------

@@ -32,16 +32,16 @@ std::unique_ptr<Kernel> to_bool(const ElementwiseNode& node, F f) {
 template <typename T>
 std::unique_ptr<Kernel> numeric_kernel(const ElementwiseNode& node) {
   const std::string& op = node.node.op;
-  if (op == "Add") return same_type<T>(node, [](T a, T b) { return ops::add(a, b); });
-  if (op == "Sub") return same_type<T>(node, [](T a, T b) { return ops::sub(a, b); });
-  if (op == "Mul") return same_type<T>(node, [](T a, T b) { return ops::mul(a, b); });
-  if (op == "Div") return same_type<T>(node, [](T a, T b) { return ops::div(a, b); });
+  if (op == "Add") return same_type<T>(node, [](T a, T b) { return reference::add_values(a, b); });
+  if (op == "Sub") return same_type<T>(node, [](T a, T b) { return reference::sub_values(a, b); });
+  if (op == "Mul") return same_type<T>(node, [](T a, T b) { return reference::mul_values(a, b); });
+  if (op == "Div") return same_type<T>(node, [](T a, T b) { return reference::div_values(a, b); });
   if (op == "Mod") {
     const bool fmod = node.node.attrs.get_int("fmod", 0) != 0;
-    return same_type<T>(node, [fmod](T a, T b) { return ops::mod(a, b, fmod); });
+    return same_type<T>(node, [fmod](T a, T b) { return reference::mod_values(a, b, fmod); });
   }
-  if (op == "Max") return same_type<T>(node, [](T a, T b) { return ops::max(a, b); });
-  if (op == "Min") return same_type<T>(node, [](T a, T b) { return ops::min(a, b); });
+  if (op == "Max") return same_type<T>(node, [](T a, T b) { return reference::max_values(a, b); });
+  if (op == "Min") return same_type<T>(node, [](T a, T b) { return reference::min_values(a, b); });
   if (op == "Less") return to_bool<T>(node, [](T a, T b) { return a < b; });
   if (op == "LessOrEqual") return to_bool<T>(node, [](T a, T b) { return a <= b; });
   if (op == "Greater") return to_bool<T>(node, [](T a, T b) { return a > b; });

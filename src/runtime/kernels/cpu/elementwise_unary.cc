@@ -94,7 +94,7 @@ template <typename T>
 std::unique_ptr<Kernel> numeric_kernel(const ElementwiseNode& node) {
   const std::string& op = node.node.op;
   if constexpr (kIsNumeric<T>) {
-    if (op == "Abs") return same_type<T>(node, [](T x) { return ops::abs(x); });
+    if (op == "Abs") return same_type<T>(node, [](T x) { return reference::abs_value(x); });
     if (op == "Sign") return same_type<T>(node, [](T x) { return ops::sign(x); });
   }
   if constexpr (kIsNumeric<T> && std::is_signed_v<T>) {
