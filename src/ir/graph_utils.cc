@@ -35,4 +35,13 @@ Graph remove_unused_values(const Graph& graph) {
   return out;
 }
 
+size_t constant_bytes(const Graph& graph) {
+  size_t bytes = 0;
+  for (size_t id = 0; id < graph.num_values(); ++id) {
+    const Value& value = graph.value(ValueId(id));
+    if (value.constant) bytes += value.constant->nbytes();
+  }
+  return bytes;
+}
+
 }  // namespace orchid

@@ -103,7 +103,7 @@ bool is_artifact(const std::string& path) {
   return fs::is_directory(path, ec) && fs::is_regular_file(fs::path(path) / kPlanFile, ec);
 }
 
-void save_artifact(const Program& program, const ArtifactInfo& info, const std::string& dir) {
+MemoryPlan save_artifact(const Program& program, const ArtifactInfo& info, const std::string& dir) {
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec || !fs::is_directory(dir)) {
@@ -124,6 +124,7 @@ void save_artifact(const Program& program, const ArtifactInfo& info, const std::
   };
   write_file(fs::path(dir) / kWeightsFile, weights);
   write_file(fs::path(dir) / kPlanFile, plan.dump(1) + "\n");
+  return memory;
 }
 
 Program load_artifact(const std::string& dir) {

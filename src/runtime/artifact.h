@@ -11,6 +11,7 @@
 
 #include <string>
 
+#include "runtime/memory_plan.h"
 #include "runtime/program.h"
 
 namespace orchid::runtime {
@@ -21,7 +22,9 @@ struct ArtifactInfo {
   std::string source_model;  // the ONNX file it was compiled from
 };
 
-void save_artifact(const Program& program, const ArtifactInfo& info, const std::string& dir);
+// Returns the memory plan it records in plan.json (row-major sizes; layouts
+// negotiated at load may take a little more).
+MemoryPlan save_artifact(const Program& program, const ArtifactInfo& info, const std::string& dir);
 // orchid::Error naming the folder and file when it is missing, corrupt, or
 // from another Orchid version.
 Program load_artifact(const std::string& dir);

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstring>
 
+#include "ir/graph_utils.h"
 #include "reference/interpreter.h"
 #include "support/error.h"
 
@@ -22,10 +23,7 @@ std::string group_ops(const Graph& graph, const KernelGroup& group) {
 Executable::Executable(Program program) : program_(std::move(program)) {
   verify_program(program_);
   const Graph& graph = program_.graph;
-  for (size_t id = 0; id < graph.num_values(); ++id) {
-    const Value& value = graph.value(ValueId(id));
-    if (value.constant) weight_bytes_ += value.constant->nbytes();
-  }
+  weight_bytes_ = constant_bytes(graph);
   make_kernels();
   memory_plan_ = plan_memory(program_, negotiate_layouts());
   const size_t bytes = memory_plan_.arena_bytes + kArenaAlignment;

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "common.h"
+#include "ir/graph_utils.h"
 #include "pipeline.h"
 #include "runtime/artifact.h"
 #include "runtime/memory_plan.h"
@@ -28,15 +29,10 @@ void compile_model(const CompileCommandOptions& options) {
   const auto start = std::chrono::steady_clock::now();
   LoadedModel loaded = load_model(options.model, options.shapes, /*interpreter=*/false);
   if (!loaded.program) ORCHID_FAIL() << options.model << ": nothing to compile";
-  runtime::save_artifact(*loaded.program, {options.model}, options.output_dir);
+  const runtime::MemoryPlan memory = runtime::save_artifact(*loaded.program, {options.model}, options.output_dir);
   if (options.quiet) return;
   const runtime::Program& program = *loaded.program;
-  const runtime::MemoryPlan memory = runtime::plan_memory(program);
-  size_t weights = 0;
-  for (size_t id = 0; id < program.graph.num_values(); ++id) {
-    const Value& value = program.graph.value(ValueId(id));
-    if (value.constant) weights += value.constant->nbytes();
-  }
+  const size_t weights = constant_bytes(program.graph);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   std::cout << fmt::format("compiled {} -> {} in {:.2f} s\n", options.model, options.output_dir, seconds)
             << fmt::format("  {} primitives in {} kernels\n", program.graph.nodes().size(), program.kernels.size())
