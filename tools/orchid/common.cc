@@ -1,7 +1,5 @@
 #include "common.h"
 
-#include <malloc.h>
-
 #include <filesystem>
 #include <iostream>
 
@@ -87,16 +85,15 @@ Graph interface_of(const Graph& graph) {
 
 }  // namespace
 
-LoadedModel load_model(const std::string& path, const ShapeOptions& shapes, bool interpreter,
-                       const std::map<std::string, Tensor>& specializable_inputs) {
+LoadedModel load_model(const std::string& path, const ShapeOptions& shapes, bool interpreter) {
   LoadedModel model;
-  model.path = path;
+  const bool artifact = runtime::is_artifact(path);
   std::error_code ec;
-  if (std::filesystem::is_directory(path, ec) && !runtime::is_artifact(path)) {
+  if (!artifact && std::filesystem::is_directory(path, ec)) {
     ORCHID_FAIL() << path << " is a folder but not a compiled artifact (no plan.json); pass an ONNX model file or "
                   << "a folder written by `orchid compile`";
   }
-  if (runtime::is_artifact(path)) {
+  if (artifact) {
     if (interpreter) ORCHID_FAIL() << path << ": a compiled artifact runs on the runtime; pass the ONNX model to use --interpreter";
     if (!shapes.specs.empty()) ORCHID_FAIL() << path << ": --shape applies when compiling; the artifact's shapes are fixed";
     model.program = runtime::load_artifact(path);
@@ -106,7 +103,6 @@ LoadedModel load_model(const std::string& path, const ShapeOptions& shapes, bool
   }
   onnx_frontend::ImportOptions options;
   options.input_shapes = shapes.parse();
-  options.specializable_inputs = specializable_inputs;
   auto imported = onnx_frontend::import_model(path, options);
   print_notes(imported);
   model.declared_inputs = imported.declared_inputs;
@@ -123,9 +119,6 @@ std::vector<Tensor> execute(LoadedModel& model, const std::map<std::string, Tens
   if (!model.program) return reference::run_graph(model.graph, feeds);
   runtime::Executable executable(std::move(*model.program));
   model.program.reset();
-  // Loading freed the weights the kernels packed; hand the heap's free pages
-  // back so the process's footprint is the packed weights plus the arena.
-  malloc_trim(0);
   return executable.run(feeds);
 }
 

@@ -32,15 +32,13 @@ void print_notes(const onnx_frontend::ImportResult& result);
 // A model to execute: a compiled artifact folder, or an ONNX file imported
 // and compiled in memory (or, for the interpreter, only imported).
 struct LoadedModel {
-  std::string path;
   // The imported graph for the interpreter; otherwise only the program's
   // interface (its inputs and outputs, no nodes, no weights).
   Graph graph;
   std::vector<std::string> declared_inputs; // the model's inputs, specialized ones included
   std::optional<runtime::Program> program;  // absent when the interpreter runs it
 };
-LoadedModel load_model(const std::string& path, const ShapeOptions& shapes, bool interpreter,
-                       const std::map<std::string, Tensor>& specializable_inputs = {});
+LoadedModel load_model(const std::string& path, const ShapeOptions& shapes, bool interpreter);
 // Runs a loaded model once: the compiled program (moved into the executable,
 // so weights the kernels pack are freed), or the reference interpreter.
 std::vector<Tensor> execute(LoadedModel& model, const std::map<std::string, Tensor>& feeds);
