@@ -54,6 +54,15 @@ std::optional<std::vector<size_t>> silu_after(const Graph& graph, const Uses& us
   return std::vector<size_t>{a, b};
 }
 
+// The nodes that would extend a chain ending in `value`: SiLU's pair, or the
+// sole reader when it has one output.
+std::optional<std::vector<size_t>> next_epilogue(const Graph& graph, const Uses& uses, ValueId value) {
+  if (std::optional<std::vector<size_t>> silu = silu_after(graph, uses, value)) return silu;
+  std::optional<size_t> next = sole_consumer(uses, value);
+  if (!next || graph.nodes()[*next].outputs.size() != 1) return std::nullopt;
+  return std::vector<size_t>{*next};
+}
+
 bool is_linear(const Node& node, const Graph& graph) {
   return fission::primitive_kind(node, graph) == fission::PrimitiveKind::Linear;
 }
@@ -71,29 +80,15 @@ std::vector<runtime::KernelGroup> plan_baseline(const Graph& graph) {
     const Node& anchor = graph.nodes()[i];
     if (is_linear(anchor, graph) && anchor.outputs.size() == 1) {
       ValueId current = anchor.outputs[0];
-      while (true) {
-        if (std::optional<std::vector<size_t>> silu = silu_after(graph, uses, current)) {
-          std::vector<size_t> extended = members;
-          extended.insert(extended.end(), silu->begin(), silu->end());
-          if (absorbed[(*silu)[0]] || absorbed[(*silu)[1]] ||
-              !runtime::cpu::linear_group_supported(graph, make_group(extended))) {
-            break;
-          }
-          members = std::move(extended);
-          for (size_t n : *silu) absorbed[n] = true;
-          current = graph.nodes()[(*silu)[1]].outputs[0];
-          continue;
-        }
-        std::optional<size_t> next = sole_consumer(uses, current);
-        if (!next) break;
-        const Node& node = graph.nodes()[*next];
-        if (absorbed[*next] || node.outputs.size() != 1 ||
-            !runtime::cpu::linear_can_absorb(graph, make_group(members), node)) {
-          break;
-        }
-        members.push_back(*next);
-        absorbed[*next] = true;
-        current = node.outputs[0];
+      // Grow the chain while the oneDNN kernel computes the longer group.
+      while (std::optional<std::vector<size_t>> next = next_epilogue(graph, uses, current)) {
+        std::vector<size_t> extended = members;
+        extended.insert(extended.end(), next->begin(), next->end());
+        const bool free = std::none_of(next->begin(), next->end(), [&](size_t n) { return absorbed[n]; });
+        if (!free || !runtime::cpu::linear_group_supported(graph, make_group(extended))) break;
+        members = std::move(extended);
+        for (size_t n : *next) absorbed[n] = true;
+        current = graph.nodes()[next->back()].outputs[0];
       }
     }
     kernels.push_back(make_group(members));

@@ -1,7 +1,7 @@
 // The registry's entry points for oneDNN linear kernels: Conv, ConvTranspose
 // and MatMul groups in float32, with epilogues as bias and post-ops. What is
 // supported is decided once, in onednn_linear_spec.cc, for both the plan
-// (linear_can_absorb) and the kernel (make_linear_kernel).
+// (linear_group_supported) and the kernel (make_linear_kernel).
 #include "runtime/kernels/cpu/conv_transpose_gemm.h"
 #include "runtime/kernels/cpu/onednn_linear_kernel.h"
 #include "runtime/kernels/cpu/registry.h"

@@ -1,6 +1,6 @@
 // What a oneDNN linear kernel computes, worked out from the graph alone (no
 // oneDNN objects): the anchor's problem in oneDNN's logical dimensions and
-// the epilogue nodes as bias / eltwise / binary post-ops. linear_can_absorb
+// the epilogue nodes as bias / eltwise / binary post-ops. linear_group_supported
 // and make_linear_kernel both go through these functions, so a group the plan
 // forms is exactly a group the kernel can build.
 #pragma once

@@ -25,11 +25,11 @@ std::unique_ptr<Kernel> make_reference_kernel(const Graph& graph, const KernelGr
 // Whether make_linear_kernel can absorb `next` (a node consuming the current
 // output of `group`, the group's only consumer of it) as a post-op of the
 // group's linear anchor: per-channel bias Add, elementwise activations,
-// binary Add/Mul with a tensor of the output's shape... Used by the plan to
-// form Conv/MatMul + epilogue kernels.
+// binary Add/Mul with a tensor of the output's shape...
 bool linear_can_absorb(const Graph& graph, const KernelGroup& group, const Node& next);
-// Whether make_linear_kernel computes the whole group: for epilogues of more
-// than one node, such as SiLU's Sigmoid + Mul pair (one swish post-op).
+// Whether make_linear_kernel computes the whole group, epilogues of more than
+// one node included (SiLU's Sigmoid + Mul pair is one swish post-op). The plan
+// grows Conv/MatMul + epilogue kernels with it.
 bool linear_group_supported(const Graph& graph, const KernelGroup& group);
 
 }  // namespace orchid::runtime::cpu
