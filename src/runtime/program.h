@@ -13,6 +13,11 @@ namespace orchid::runtime {
 struct Program {
   Graph graph;
   std::vector<KernelGroup> kernels;
+  // The fused kernels (KernelGroup::symbol non-empty) live in one shared
+  // object generated for this program: its C++ source (codegen/cpu) and the
+  // built library's path (in the kernel cache, or kernels.so in an artifact).
+  std::string generated_source;
+  std::string library_path;
 };
 
 // Checks that the kernels cover every node exactly once, in an order where

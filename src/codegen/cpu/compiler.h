@@ -1,0 +1,23 @@
+// Builds generated C++ into a shared object with the system compiler (the one
+// that built Orchid, with its flags plus -O3 -fPIC -shared -fopenmp), cached
+// by content: <cache_dir>/kernels/<hash>.so where the hash covers the source,
+// the compiler and the flags. A second compile of the same model reuses it.
+// Several processes building the same source at once is safe (each writes a
+// temporary file and renames it into place).
+#pragma once
+
+#include <string>
+
+namespace orchid::codegen::cpu {
+
+struct BuildResult {
+  std::string library_path;
+  bool cached = false;   // found in the cache, nothing compiled
+  double seconds = 0;    // time spent compiling
+};
+
+// orchid::Error with the compiler's diagnostics (and the source's path) when
+// compilation fails.
+BuildResult build_library(const std::string& source, const std::string& cache_dir);
+
+}  // namespace orchid::codegen::cpu

@@ -1,0 +1,25 @@
+// This machine, for the cost cache: a fingerprint (CPU model, core count,
+// the thread count kernels run with, Orchid's version) and its measured
+// peaks (GEMM rate and memory bandwidth), measured once and kept in the
+// cache under the fingerprint.
+#pragma once
+
+#include <string>
+
+namespace orchid::cost {
+
+class CostCache;
+
+std::string machine_fingerprint(int threads);
+
+struct MachinePeaks {
+  double flops_per_second = 0;  // float32 GEMM (oneDNN sgemm, large square)
+  double bytes_per_second = 0;  // streaming read + write bandwidth
+};
+
+// Measures both peaks with `threads` threads (about a second).
+MachinePeaks measure_peaks(int threads);
+// The cached peaks of this machine, measured and stored when missing.
+MachinePeaks machine_peaks(CostCache& cache, const std::string& machine, int threads);
+
+}  // namespace orchid::cost

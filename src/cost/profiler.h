@@ -1,0 +1,22 @@
+// Times one kernel on this machine: inputs of the right shapes (constants
+// with their real data, other inputs filled with deterministic values in
+// [-1, 1], integer inputs zero), warm-up runs, then repeated runs until both
+// a minimum count and a minimum time are reached; returns the median.
+#pragma once
+
+#include "ir/graph.h"
+#include "runtime/kernel.h"
+
+namespace orchid::cost {
+
+struct ProfileOptions {
+  int warmup = 2;
+  int min_runs = 5;
+  int max_runs = 200;
+  double min_seconds = 0.02;
+};
+
+double time_kernel(runtime::Kernel& kernel, const Graph& graph, const runtime::KernelGroup& group,
+                   const ProfileOptions& options = {});
+
+}  // namespace orchid::cost
