@@ -1,0 +1,47 @@
+// The cost stage's one entry point for orchestration: measured costs from
+// the cache, the calibrated analytical estimate for what is not measured
+// yet, and measuring (timing + storing) a built kernel.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "cost/analytical_model.h"
+#include "cost/cost_cache.h"
+#include "cost/profiler.h"
+
+namespace orchid::cost {
+
+struct CostModelOptions {
+  std::string cache_path;  // the SQLite file; empty: <default_cache_dir()>/costs.sqlite
+  int threads = 1;         // the thread count kernels will run with (part of the machine fingerprint)
+  ProfileOptions profile;
+};
+
+class CostModel {
+ public:
+  // Opens the cache, reads (or measures once and stores) this machine's
+  // peaks, and calibrates the analytical model from the cached records.
+  explicit CostModel(const CostModelOptions& options);
+
+  // The measured cost of this kernel on this machine, when cached.
+  std::optional<double> cached(const Graph& graph, const runtime::KernelGroup& group) const;
+  // The calibrated analytical estimate.
+  double estimate(const Graph& graph, const runtime::KernelGroup& group, KernelClass kind) const;
+  // Times the built kernel, stores the result with its raw estimate, returns seconds.
+  double measure(runtime::Kernel& kernel, const Graph& graph, const runtime::KernelGroup& group, KernelClass kind);
+
+  const std::string& machine() const { return machine_; }
+  const MachinePeaks& peaks() const { return peaks_; }
+  CostCache& cache() { return *cache_; }
+
+ private:
+  std::unique_ptr<CostCache> cache_;
+  std::string machine_;
+  MachinePeaks peaks_;
+  std::unique_ptr<AnalyticalModel> model_;
+  ProfileOptions profile_;
+};
+
+}  // namespace orchid::cost
