@@ -5,9 +5,12 @@
 
 namespace orchid {
 
-runtime::Program compile(const Graph& graph, const CompileOptions& /*options*/) {
+runtime::Program compile(const Graph& graph, const CompileOptions& options,
+                         orchestration::OrchestrationReport* report) {
+  Graph primitives = fission::fission(graph);
+  if (options.fusion) return orchestration::orchestrate(std::move(primitives), options.orchestration, report);
   runtime::Program program;
-  program.graph = fission::fission(graph);
+  program.graph = std::move(primitives);
   program.kernels = orchestration::plan_baseline(program.graph);
   return program;
 }

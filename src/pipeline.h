@@ -1,18 +1,22 @@
 // The compiler pipeline as one readable function (DESIGN.md): an imported
 // graph in, a program of kernels out.
+//   fission -> candidates -> costs -> BLP -> codegen   (orchestration/orchestrate.h)
+// or, with fusion off, fission -> one kernel per primitive (linear
+// primitives keep the epilogues oneDNN absorbs): the baseline plan.
 #pragma once
 
 #include "ir/graph.h"
+#include "orchestration/orchestrate.h"
 #include "runtime/program.h"
 
 namespace orchid {
 
 struct CompileOptions {
-  // Reserved for orchestration: false keeps the baseline plan (one kernel per
-  // primitive, linear epilogues absorbed), which is all that exists today.
-  bool fusion = false;
+  bool fusion = true;  // false: the baseline plan (`--no-fusion`)
+  orchestration::OrchestrateOptions orchestration;
 };
 
-runtime::Program compile(const Graph& graph, const CompileOptions& options = {});
+runtime::Program compile(const Graph& graph, const CompileOptions& options = {},
+                         orchestration::OrchestrationReport* report = nullptr);
 
 }  // namespace orchid

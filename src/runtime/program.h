@@ -20,9 +20,11 @@ struct Program {
   std::string library_path;
 };
 
-// Checks that the kernels cover every node exactly once, in an order where
-// each kernel's inputs are graph inputs, constants or outputs of earlier
-// kernels; internal error otherwise.
+// Checks that the kernels run in an order where each kernel's inputs are
+// graph inputs, constants or outputs of earlier kernels, that each value has
+// at most one writer, and that every graph output is written; internal error
+// otherwise. (A node may be computed in several kernels, or in none when no
+// one reads it.)
 void verify_program(const Program& program);
 
 }  // namespace orchid::runtime

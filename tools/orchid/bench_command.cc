@@ -21,6 +21,7 @@ namespace {
 struct BenchOptions {
   std::string model;
   int threads = 0;
+  CompileFlags compile;
   int runs = 20;
   int warmup = 3;
   bool json = false;
@@ -43,7 +44,7 @@ void bench(const BenchOptions& options) {
   if (options.runs < 1) ORCHID_FAIL() << "--runs must be at least 1";
   set_num_threads(options.threads);
   const auto compile_start = std::chrono::steady_clock::now();
-  LoadedModel loaded = load_model(options.model, options.shapes, /*interpreter=*/false);
+  LoadedModel loaded = load_model(options.model, options.shapes, /*interpreter=*/false, options.compile);
   runtime::Executable executable(std::move(*loaded.program));
   const double compile_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - compile_start).count();
   std::mt19937_64 rng(options.seed);
@@ -104,6 +105,7 @@ void add_bench_command(CLI::App& app, int& status) {
       "size. --json adds one JSON object on the last line (median_ms, min_ms, kernels, arena_bytes, ...).");
   command->add_option("model", options->model, "An ONNX model file or a compiled artifact folder")->required();
   add_threads_option(*command, options->threads);
+  options->compile.add_to(*command);
   command->add_option("--runs", options->runs, "Timed runs")->capture_default_str();
   command->add_option("--warmup", options->warmup, "Untimed runs first")->capture_default_str();
   command->add_flag("--json", options->json, "Print the results as JSON on the last line");

@@ -39,6 +39,7 @@ struct CheckOptions {
   bool fission = false;      // interpret the graph after fission
   bool interpreter = false;  // interpret the imported graph
   int threads = 0;
+  CompileFlags compile;
   ShapeOptions shapes;
 };
 
@@ -49,7 +50,7 @@ std::vector<Tensor> run_under_test(const CheckOptions& options, const Graph& imp
                                    const std::map<std::string, Tensor>& feeds) {
   if (options.interpreter) return reference::run_graph(imported, feeds);
   if (options.fission) return reference::run_graph(fission::fission(imported), feeds);
-  runtime::Executable executable(compile(imported));
+  runtime::Executable executable(compile(imported, options.compile.options(/*quiet=*/true)));
   return executable.run(feeds);
 }
 
@@ -317,6 +318,7 @@ void add_check_command(CLI::App& app, int& status) {
                     "Check the reference interpreter on the imported graph (without --test-dir: only "
                     "that outputs are finite)");
   add_threads_option(*command, options->threads);
+  options->compile.add_to(*command);
   options->shapes.add_to(*command);
   command->callback([options, command, &status] {
     if (options->fission && options->interpreter) ORCHID_FAIL() << "--fission and --interpreter exclude each other";

@@ -3,6 +3,8 @@
 #include <filesystem>
 #include <iostream>
 
+#include <unistd.h>
+
 #include "pipeline.h"
 #include "reference/interpreter.h"
 #include "runtime/artifact.h"
@@ -85,7 +87,47 @@ Graph interface_of(const Graph& graph) {
 
 }  // namespace
 
-LoadedModel load_model(const std::string& path, const ShapeOptions& shapes, bool interpreter) {
+void CompileFlags::add_to(CLI::App& command) {
+  command.add_flag("--no-fusion", no_fusion,
+                   "Compile the baseline plan: one kernel per primitive (linear primitives keep their oneDNN epilogues)");
+  command.add_flag("--no-profile", no_profile,
+                   "Do not time candidate kernels: choose with cached measurements and the analytical model");
+  command.add_option("--cache-dir", cache_dir,
+                     "Where measured costs and built kernels are kept (default $ORCHID_CACHE_DIR, else ~/.cache/orchid)");
+}
+
+namespace {
+
+// One line on stderr, rewritten in place: "profiling 12/40, about 8 s left".
+void print_progress(const orchestration::Progress& progress) {
+  std::string line = "  " + progress.stage;
+  if (progress.total > 0) line += " " + std::to_string(progress.done) + "/" + std::to_string(progress.total);
+  if (progress.eta_seconds >= 0) line += ", about " + std::to_string(int(progress.eta_seconds + 0.5)) + " s left";
+  std::cerr << "\r\033[K" << line << std::flush;
+}
+
+}  // namespace
+
+CompileOptions CompileFlags::options(bool quiet) const {
+  CompileOptions options;
+  options.fusion = !no_fusion;
+  options.orchestration.profile = !no_profile;
+  options.orchestration.cache_dir = cache_dir;
+  options.orchestration.threads = num_threads();
+  if (!quiet && isatty(STDERR_FILENO)) options.orchestration.progress = print_progress;
+  return options;
+}
+
+// Clears the progress line when compiling ends, however it ends.
+struct ProgressLineGuard {
+  bool active;
+  ~ProgressLineGuard() {
+    if (active) std::cerr << "\r\033[K" << std::flush;
+  }
+};
+
+LoadedModel load_model(const std::string& path, const ShapeOptions& shapes, bool interpreter,
+                       const CompileFlags& flags, bool quiet, orchestration::OrchestrationReport* report) {
   LoadedModel model;
   const bool artifact = runtime::is_artifact(path);
   std::error_code ec;
@@ -109,7 +151,9 @@ LoadedModel load_model(const std::string& path, const ShapeOptions& shapes, bool
   if (interpreter) {
     model.graph = std::move(imported.graph);
   } else {
-    model.program = compile(imported.graph);
+    const CompileOptions options = flags.options(quiet);
+    ProgressLineGuard guard{bool(options.orchestration.progress)};
+    model.program = compile(imported.graph, options, report);
     model.graph = interface_of(model.program->graph);
   }
   return model;

@@ -11,6 +11,7 @@
 
 #include "frontend/onnx/importer.h"
 #include "ir/tensor.h"
+#include "pipeline.h"
 #include "runtime/program.h"
 
 namespace orchid::cli {
@@ -20,6 +21,18 @@ struct ShapeOptions {
   std::vector<std::string> specs;
   void add_to(CLI::App& command);
   std::map<std::string, Shape> parse() const;
+};
+
+// How an ONNX model is compiled: --no-fusion (the baseline plan), --no-profile
+// (analytical costs only), --cache-dir.
+struct CompileFlags {
+  bool no_fusion = false;
+  bool no_profile = false;
+  std::string cache_dir;
+  void add_to(CLI::App& command);
+  // Kernels are timed with the thread pool's current size; progress goes to
+  // stderr when it is a terminal, unless `quiet`.
+  CompileOptions options(bool quiet) const;
 };
 
 // A random tensor for testing: floats uniform in [-1, 1], integers in [0, 4),
@@ -38,7 +51,9 @@ struct LoadedModel {
   std::vector<std::string> declared_inputs; // the model's inputs, specialized ones included
   std::optional<runtime::Program> program;  // absent when the interpreter runs it
 };
-LoadedModel load_model(const std::string& path, const ShapeOptions& shapes, bool interpreter);
+LoadedModel load_model(const std::string& path, const ShapeOptions& shapes, bool interpreter,
+                       const CompileFlags& flags = {}, bool quiet = false,
+                       orchestration::OrchestrationReport* report = nullptr);
 // Runs a loaded model once: the compiled program (moved into the executable,
 // so weights the kernels pack are freed), or the reference interpreter.
 std::vector<Tensor> execute(LoadedModel& model, const std::map<std::string, Tensor>& feeds);

@@ -1,5 +1,6 @@
 // orchid compile MODEL.onnx -o DIR: imports, compiles and writes an artifact
 // folder that `orchid run DIR` loads.
+#include <algorithm>
 #include <chrono>
 #include <iostream>
 
@@ -11,6 +12,7 @@
 #include "runtime/artifact.h"
 #include "runtime/memory_plan.h"
 #include "support/error.h"
+#include "support/parallel.h"
 
 namespace orchid::cli {
 
@@ -20,14 +22,37 @@ struct CompileCommandOptions {
   std::string model;
   std::string output_dir;
   bool quiet = false;
+  int threads = 0;
   ShapeOptions shapes;
+  CompileFlags compile;
 };
 
 std::string megabytes(size_t bytes) { return fmt::format("{:.2f} MB", double(bytes) / 1e6); }
 
+void print_orchestration(const orchestration::OrchestrationReport& report) {
+  size_t largest = 0, narrowest_cuts = 0;
+  for (const orchestration::Part& part : report.parts) {
+    largest = std::max(largest, part.nodes);
+    narrowest_cuts += part.cut == "narrowest";
+  }
+  std::cout << fmt::format("  {} candidates ({} fused) from {} clusters in {} parts (largest {} primitives{}) in {:.2f} s\n",
+                           report.candidates, report.generated_candidates, report.clusters, report.parts.size(),
+                           largest,
+                           narrowest_cuts ? fmt::format(", {} cut at the narrowest point", narrowest_cuts) : "",
+                           report.enumerate_seconds)
+            << fmt::format("  costs: {} measured now ({:.2f} s), {} from the cache; BLP {} rounds, {:.2f} s, {}\n",
+                           report.measured, report.profile_seconds, report.cached, report.rounds, report.solve_seconds,
+                           report.proven_optimal ? "proven optimal" : "NOT proven optimal (time limit)")
+            << fmt::format("  planned {:.3f} ms; code generation {:.2f} s{}\n", report.planned_seconds * 1e3,
+                           report.codegen_seconds, report.library_cached ? " (library from the cache)" : "");
+}
+
 void compile_model(const CompileCommandOptions& options) {
   const auto start = std::chrono::steady_clock::now();
-  LoadedModel loaded = load_model(options.model, options.shapes, /*interpreter=*/false);
+  set_num_threads(options.threads);
+  orchestration::OrchestrationReport report;
+  LoadedModel loaded = load_model(options.model, options.shapes, /*interpreter=*/false, options.compile,
+                                  options.quiet, &report);
   if (!loaded.program) ORCHID_FAIL() << options.model << ": nothing to compile";
   const runtime::MemoryPlan memory = runtime::save_artifact(*loaded.program, {options.model}, options.output_dir);
   if (options.quiet) return;
@@ -39,6 +64,7 @@ void compile_model(const CompileCommandOptions& options) {
             << fmt::format("  weights {}; intermediates {} in an arena of {} ({} tensors)\n", megabytes(weights),
                            megabytes(memory.intermediate_bytes), megabytes(memory.arena_bytes),
                            memory.num_intermediates);
+  if (!options.compile.no_fusion) print_orchestration(report);
 }
 
 }  // namespace
@@ -53,7 +79,11 @@ void add_compile_command(CLI::App& app, int& status) {
   command->add_option("model", options->model, "The ONNX model file")->required();
   command->add_option("--output,-o", options->output_dir, "The artifact folder to write (created if needed)")
       ->required();
-  command->add_flag("--quiet,-q", options->quiet, "Print nothing on success");
+  command->add_flag("--quiet,-q", options->quiet, "Print nothing on success (and no progress)");
+  command->add_option("--threads", options->threads,
+                      "Threads the kernels are timed with, and will run with (default: all cores)")
+      ->check(CLI::NonNegativeNumber);
+  options->compile.add_to(*command);
   options->shapes.add_to(*command);
   command->callback([options, &status] {
     compile_model(*options);

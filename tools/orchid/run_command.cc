@@ -24,6 +24,7 @@ struct RunOptions {
   bool random_inputs = false;
   bool interpreter = false;
   int threads = 0;
+  CompileFlags compile;
   uint64_t seed = 0;
   ShapeOptions shapes;
 };
@@ -82,7 +83,7 @@ void run(const RunOptions& options) {
   std::map<std::string, InputFile> files = read_input_files(options.inputs);
   std::map<std::string, Tensor> feeds;
   for (const auto& [name, file] : files) feeds[name] = file.tensor;
-  LoadedModel loaded = load_model(options.model, options.shapes, options.interpreter);
+  LoadedModel loaded = load_model(options.model, options.shapes, options.interpreter, options.compile);
   check_input_files(files, loaded, options.model);
   const Graph& graph = loaded.graph;
   std::mt19937_64 rng(options.seed);
@@ -141,6 +142,7 @@ void add_run_command(CLI::App& app, int& status) {
   command->add_flag("--interpreter", options->interpreter,
                     "Run the imported graph on the reference interpreter instead of compiling it");
   add_threads_option(*command, options->threads);
+  options->compile.add_to(*command);
   options->shapes.add_to(*command);
   command->callback([options, &status] {
     run(*options);

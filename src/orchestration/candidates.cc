@@ -1,0 +1,285 @@
+#include "orchestration/candidates.h"
+
+#include <algorithm>
+#include <optional>
+#include <unordered_set>
+
+#include "codegen/cpu/emitter.h"
+#include "runtime/kernels/cpu/registry.h"
+
+namespace orchid::orchestration {
+
+namespace {
+
+// A set of clusters of one part, by local index.
+struct Bitset {
+  std::vector<uint64_t> words;
+  explicit Bitset(size_t bits = 0) : words((bits + 63) / 64, 0) {}
+  void set(size_t i) { words[i / 64] |= uint64_t(1) << (i % 64); }
+  bool test(size_t i) const { return (words[i / 64] >> (i % 64)) & 1; }
+  Bitset& operator|=(const Bitset& other) {
+    for (size_t w = 0; w < words.size(); ++w) words[w] |= other.words[w];
+    return *this;
+  }
+  // Whether (this & other) has a bit outside `allowed`.
+  bool meets_outside(const Bitset& other, const Bitset& allowed) const {
+    for (size_t w = 0; w < words.size(); ++w) {
+      if (words[w] & other.words[w] & ~allowed.words[w]) return true;
+    }
+    return false;
+  }
+  bool operator==(const Bitset& other) const = default;
+};
+
+struct BitsetHash {
+  size_t operator()(const Bitset& b) const {
+    uint64_t h = 1469598103934665603ull;
+    for (uint64_t w : b.words) h = (h ^ w) * 1099511628211ull;
+    return size_t(h);
+  }
+};
+
+// Strict descendants and ancestors of each cluster of a part, within it. A
+// path that leaves the part never returns (parts are ranges of a
+// topological order), so convexity inside the part is convexity.
+struct Reach {
+  std::vector<Bitset> descendants, ancestors;
+};
+
+Reach reachability(const ClusterGraph& clusters, size_t begin, size_t end) {
+  const size_t n = end - begin;
+  Reach reach{std::vector<Bitset>(n, Bitset(n)), std::vector<Bitset>(n, Bitset(n))};
+  for (size_t i = n; i-- > 0;) {
+    for (size_t s : clusters.successors[begin + i]) {
+      if (s >= end) continue;
+      reach.descendants[i].set(s - begin);
+      reach.descendants[i] |= reach.descendants[s - begin];
+    }
+  }
+  for (size_t i = 0; i < n; ++i) {
+    for (size_t p : clusters.predecessors[begin + i]) {
+      if (p < begin) continue;
+      reach.ancestors[i].set(p - begin);
+      reach.ancestors[i] |= reach.ancestors[p - begin];
+    }
+  }
+  return reach;
+}
+
+struct Growing {
+  Bitset members, descendants, ancestors;
+  std::vector<size_t> list;  // local indices
+  size_t nodes = 0;
+};
+
+// Every connected convex set of two or more fusable clusters of the part,
+// within the size limits; nullopt when there are more than the limit.
+std::optional<std::vector<std::vector<size_t>>> fusable_sets(const ClusterGraph& clusters, size_t begin, size_t end,
+                                                             const CandidateOptions& options) {
+  const size_t n = end - begin;
+  const Reach reach = reachability(clusters, begin, end);
+  std::unordered_set<Bitset, BitsetHash> seen;
+  std::vector<std::vector<size_t>> sets;
+  std::vector<Growing> stack;
+  for (size_t i = 0; i < n; ++i) {
+    if (!clusters.fusable[begin + i]) continue;
+    Growing seed{Bitset(n), reach.descendants[i], reach.ancestors[i], {i}, clusters.members[begin + i].size()};
+    seed.members.set(i);
+    stack.push_back(std::move(seed));
+  }
+  while (!stack.empty()) {
+    Growing current = std::move(stack.back());
+    stack.pop_back();
+    if (current.list.size() >= options.max_kernel_clusters) continue;
+    for (size_t member : current.list) {
+      for (const auto* adjacent : {&clusters.successors[begin + member], &clusters.predecessors[begin + member]}) {
+        for (size_t global : *adjacent) {
+          if (global < begin || global >= end || !clusters.fusable[global]) continue;
+          const size_t x = global - begin;
+          if (current.members.test(x)) continue;
+          Growing next = current;
+          next.members.set(x);
+          next.descendants |= reach.descendants[x];
+          next.ancestors |= reach.ancestors[x];
+          next.nodes += clusters.members[global].size();
+          if (next.nodes > options.max_kernel_nodes) continue;
+          // Convex: no cluster outside the set lies on a path between two members.
+          if (next.descendants.meets_outside(next.ancestors, next.members)) continue;
+          if (!seen.insert(next.members).second) continue;
+          next.list.push_back(x);
+          std::vector<size_t> set;
+          for (size_t local : next.list) set.push_back(begin + local);
+          std::sort(set.begin(), set.end());
+          sets.push_back(std::move(set));
+          if (sets.size() > options.max_candidates_per_part) return std::nullopt;
+          stack.push_back(std::move(next));
+        }
+      }
+    }
+  }
+  return sets;
+}
+
+// Whether no legal kernel holds both ends of the edge from -> to: `to` is
+// linear (a oneDNN kernel takes no producer with it) or cannot be fused, or
+// `from` is neither fusable nor linear (it runs alone).
+bool edge_is_lossless(const ClusterGraph& clusters, size_t from, size_t to) {
+  return clusters.linear[to] || !clusters.fusable[to] || (!clusters.fusable[from] && !clusters.linear[from]);
+}
+
+// Per boundary b (between clusters b-1 and b): whether every edge across it is lossless.
+std::vector<bool> lossless_boundaries(const ClusterGraph& clusters) {
+  std::vector<int> lossy(clusters.size() + 1, 0);
+  for (size_t from = 0; from < clusters.size(); ++from) {
+    for (size_t to : clusters.successors[from]) {
+      if (edge_is_lossless(clusters, from, to)) continue;
+      lossy[from + 1] += 1;
+      lossy[to + 1] -= 1;
+    }
+  }
+  std::vector<bool> lossless(clusters.size() + 1, true);
+  int open = 0;
+  for (size_t b = 0; b <= clusters.size(); ++b) {
+    open += lossy[b];
+    lossless[b] = open == 0;
+  }
+  return lossless;
+}
+
+// The boundary inside (begin, end) that the fewest clusters' values cross,
+// nearest the middle among equals.
+size_t narrowest_boundary(const ClusterGraph& clusters, size_t begin, size_t end) {
+  size_t best = begin + 1, best_width = size_t(-1), best_distance = size_t(-1);
+  const size_t middle = (begin + end) / 2;
+  for (size_t b = begin + 1; b < end; ++b) {
+    size_t width = 0;
+    for (size_t from = begin; from < b; ++from) {
+      const auto& out = clusters.successors[from];
+      width += std::any_of(out.begin(), out.end(), [&](size_t to) { return to >= b; });
+    }
+    const size_t distance = b > middle ? b - middle : middle - b;
+    if (width < best_width || (width == best_width && distance < best_distance)) {
+      best = b, best_width = width, best_distance = distance;
+    }
+  }
+  return best;
+}
+
+class Enumerator {
+ public:
+  Enumerator(const Graph& graph, const CandidateRules& rules, const CandidateOptions& options, CandidateSet& out)
+      : graph_(graph), rules_(rules), options_(options), out_(out), make_group_(graph) {}
+
+  // Enumerates [begin, end), cutting it at its narrowest point while the
+  // candidate limit is exceeded.
+  void enumerate(size_t begin, size_t end, const std::string& cut) {
+    std::optional<std::vector<std::vector<size_t>>> sets;
+    if (end - begin > 1) sets = fusable_sets(out_.clusters, begin, end, options_);
+    if (end - begin > 1 && !sets) {
+      const size_t b = narrowest_boundary(out_.clusters, begin, end);
+      enumerate(begin, b, cut);
+      enumerate(b, end, "narrowest");
+      return;
+    }
+    const size_t part = out_.parts.size();
+    const size_t first = out_.candidates.size();
+    add_singletons(begin, end, part);
+    add_linear_chains(begin, end, part);
+    if (sets) {
+      for (const std::vector<size_t>& set : *sets) add_generated(set, part);
+    }
+    for (size_t c = begin; c < end; ++c) {
+      if (out_.clusters.members[c].size() > 1) add_generated({c}, part);
+    }
+    Part info{begin, end, 0, out_.candidates.size() - first, cut};
+    for (size_t c = begin; c < end; ++c) info.nodes += out_.clusters.members[c].size();
+    out_.parts.push_back(info);
+  }
+
+ private:
+  void add_singletons(size_t begin, size_t end, size_t part) {
+    for (size_t c = begin; c < end; ++c) {
+      for (size_t node : out_.clusters.members[c]) {
+        const bool linear = rules_.fusion.is_linear(graph_, graph_.nodes()[node]);
+        out_.candidates.push_back({{node}, linear ? CandidateKind::Linear : CandidateKind::Library, part});
+      }
+    }
+  }
+
+  // A linear primitive with each longer prefix of its epilogue chain: the
+  // cluster that alone reads the chain's output, while oneDNN computes it.
+  void add_linear_chains(size_t begin, size_t end, size_t part) {
+    const ClusterGraph& clusters = out_.clusters;
+    for (size_t c = begin; c < end; ++c) {
+      if (!clusters.linear[c]) continue;
+      std::vector<size_t> nodes = clusters.members[c];
+      size_t last = c;
+      while (std::optional<size_t> next = sole_reader_cluster(last)) {
+        if (*next >= end || !clusters.fusable[*next]) break;
+        std::vector<size_t> extended = nodes;
+        extended.insert(extended.end(), clusters.members[*next].begin(), clusters.members[*next].end());
+        std::sort(extended.begin(), extended.end());
+        if (!rules_.linear_supported(graph_, make_group_(extended))) break;
+        nodes = std::move(extended);
+        last = *next;
+        out_.candidates.push_back({nodes, CandidateKind::Linear, part});
+      }
+    }
+  }
+
+  // The cluster holding every reader of cluster c's root output, when its
+  // root has one output that is not a graph output.
+  std::optional<size_t> sole_reader_cluster(size_t c) const {
+    const ClusterGraph& clusters = out_.clusters;
+    const Node& root = graph_.nodes()[clusters.members[c].back()];
+    if (root.outputs.size() != 1 || clusters.successors[c].size() != 1) return std::nullopt;
+    const ValueId value = root.outputs[0];
+    const auto& outputs = graph_.outputs();
+    if (std::find(outputs.begin(), outputs.end(), value) != outputs.end()) return std::nullopt;
+    return clusters.successors[c][0];
+  }
+
+  void add_generated(const std::vector<size_t>& cluster_set, size_t part) {
+    std::vector<size_t> nodes;
+    for (size_t c : cluster_set) {
+      nodes.insert(nodes.end(), out_.clusters.members[c].begin(), out_.clusters.members[c].end());
+    }
+    std::sort(nodes.begin(), nodes.end());
+    if (nodes.size() < 2 || !rules_.can_generate(graph_, make_group_(nodes))) return;
+    out_.candidates.push_back({std::move(nodes), CandidateKind::Generated, part});
+  }
+
+  const Graph& graph_;
+  const CandidateRules& rules_;
+  const CandidateOptions& options_;
+  CandidateSet& out_;
+  runtime::GroupMaker make_group_;
+};
+
+}  // namespace
+
+CandidateRules cpu_candidate_rules() {
+  return {cpu_fusion_rules(),
+          [](const Graph& graph, const runtime::KernelGroup& group) {
+            return codegen::cpu::can_generate(graph, group);
+          },
+          [](const Graph& graph, const runtime::KernelGroup& group) {
+            return runtime::cpu::linear_group_supported(graph, group);
+          }};
+}
+
+CandidateSet enumerate_candidates(const Graph& graph, const CandidateRules& rules, const CandidateOptions& options) {
+  CandidateSet out;
+  out.clusters = build_clusters(graph, rules.fusion);
+  const std::vector<bool> lossless = lossless_boundaries(out.clusters);
+  Enumerator enumerator(graph, rules, options, out);
+  size_t begin = 0;
+  for (size_t b = 1; b <= out.clusters.size(); ++b) {
+    if (b < out.clusters.size() && !lossless[b]) continue;
+    enumerator.enumerate(begin, b, begin == 0 ? "start" : "lossless");
+    begin = b;
+  }
+  return out;
+}
+
+}  // namespace orchid::orchestration

@@ -1,0 +1,75 @@
+// Candidate kernels (Korch): the differences D_j \ D_i of two execution
+// states (downward-closed primitive sets, D_i a subset of D_j). A difference
+// is always convex, and every convex set is one (D_i = its ancestors), so
+// the candidates are exactly the convex node sets; those worth a kernel are
+// connected. Orchid enumerates the connected convex sets of the cluster
+// graph (clusters.h) directly — growing each set by one adjacent cluster
+// while it stays convex reaches every one of them — instead of listing
+// states and pairing them, which is quadratic in a state count that is
+// exponential in the graph's width.
+//
+// Legal candidates (the CPU backend can emit them as one kernel):
+//  - every single primitive (the kernel library, oneDNN for linear ones);
+//  - a linear primitive with a chain of epilogue clusters that oneDNN's
+//    post-ops compute (runtime::cpu::linear_group_supported);
+//  - a connected convex set of fusable clusters, two or more primitives, as
+//    one generated kernel (codegen::cpu::can_generate), any number of outputs.
+// Enumeration is bounded per part (partition below): when a part has more
+// candidates than the limit, it is cut in two at its narrowest point and
+// each half enumerated again, and the report says so.
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "orchestration/clusters.h"
+#include "runtime/kernel.h"
+
+namespace orchid::orchestration {
+
+enum class CandidateKind { Library, Linear, Generated };
+
+struct Candidate {
+  std::vector<size_t> nodes;  // ascending (a topological order)
+  CandidateKind kind = CandidateKind::Library;
+  size_t part = 0;
+};
+
+// A range of clusters [begin, end) that is enumerated and solved on its own.
+struct Part {
+  size_t begin = 0, end = 0;
+  size_t nodes = 0;
+  size_t candidates = 0;
+  // How the part's start was cut: "lossless" (no legal kernel spans the
+  // cut: every edge across it ends in a primitive that cannot take its
+  // producer into its kernel) or "narrowest" (the candidate limit forced a
+  // cut where the fewest values cross).
+  std::string cut = "lossless";
+};
+
+struct CandidateOptions {
+  size_t max_candidates_per_part = 2000;
+  size_t max_kernel_clusters = 12;
+  size_t max_kernel_nodes = 96;
+};
+
+struct CandidateRules {
+  FusionRules fusion;
+  // Whether the backend emits a generated kernel / a linear kernel for these nodes.
+  std::function<bool(const Graph&, const runtime::KernelGroup&)> can_generate;
+  std::function<bool(const Graph&, const runtime::KernelGroup&)> linear_supported;
+};
+CandidateRules cpu_candidate_rules();
+
+struct CandidateSet {
+  ClusterGraph clusters;
+  std::vector<Part> parts;
+  std::vector<Candidate> candidates;
+};
+
+CandidateSet enumerate_candidates(const Graph& graph, const CandidateRules& rules,
+                                  const CandidateOptions& options = {});
+
+}  // namespace orchid::orchestration

@@ -1,0 +1,303 @@
+#include "orchestration/orchestrate.h"
+
+#include <algorithm>
+#include <chrono>
+#include <map>
+#include <memory>
+
+#include "codegen/cpu/compiler.h"
+#include "codegen/cpu/emitter.h"
+#include "cost/cost_model.h"
+#include "orchestration/solver.h"
+#include "runtime/kernels/cpu/generated_kernel.h"
+#include "support/cache_dir.h"
+#include "support/error.h"
+
+namespace orchid::orchestration {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+// A kernel that cannot be built (the backend turned it down after all) is
+// priced out of every plan rather than failing the compile.
+constexpr double kUnbuildable = 1e6;
+
+cost::KernelClass kernel_class(CandidateKind kind) {
+  switch (kind) {
+    case CandidateKind::Linear: return cost::KernelClass::Linear;
+    case CandidateKind::Generated: return cost::KernelClass::Generated;
+    case CandidateKind::Library: return cost::KernelClass::Library;
+  }
+  return cost::KernelClass::Library;
+}
+
+// Per part, the BLP's structure: which candidates, their tensors.
+struct PartProblem {
+  std::vector<size_t> candidates;  // global candidate indices, in BLP kernel order
+  BlpProblem problem;
+};
+
+class Orchestrator {
+ public:
+  Orchestrator(Graph graph, const OrchestrateOptions& options, OrchestrationReport& report)
+      : graph_(std::move(graph)), options_(options), report_(report), make_group_(graph_) {}
+
+  runtime::Program run() {
+    enumerate();
+    price();
+    std::vector<std::vector<size_t>> chosen = solve();
+    for (int round = 1; options_.profile && round < options_.max_rounds; ++round) {
+      if (!measure(unmeasured(chosen))) break;
+      chosen = solve();
+    }
+    return assemble(chosen);
+  }
+
+ private:
+  void enumerate() {
+    const auto start = Clock::now();
+    notify({"candidates", 0, 0, -1});
+    set_ = enumerate_candidates(graph_, cpu_candidate_rules(), options_.candidates);
+    for (const Candidate& candidate : set_.candidates) {
+      groups_.push_back(make_group_(candidate.nodes));
+      if (candidate.kind == CandidateKind::Generated) {
+        groups_.back().symbol = "orchid_candidate_" + std::to_string(groups_.size() - 1);
+        ++report_.generated_candidates;
+      }
+    }
+    report_.parts = set_.parts;
+    report_.clusters = set_.clusters.size();
+    report_.candidates = set_.candidates.size();
+    build_problems();
+    report_.enumerate_seconds = seconds_since(start);
+  }
+
+  void build_problems() {
+    std::vector<size_t> part_of_node(graph_.nodes().size());
+    for (size_t p = 0; p < set_.parts.size(); ++p) {
+      for (size_t c = set_.parts[p].begin; c < set_.parts[p].end; ++c) {
+        for (size_t node : set_.clusters.members[c]) part_of_node[node] = p;
+      }
+    }
+    constexpr size_t kNone = size_t(-1);
+    std::vector<size_t> producer_part(graph_.num_values(), kNone);
+    for (size_t n = 0; n < graph_.nodes().size(); ++n) {
+      for (ValueId id : graph_.nodes()[n].outputs) {
+        if (id != kNoValue) producer_part[size_t(id)] = part_of_node[n];
+      }
+    }
+    std::vector<bool> read_elsewhere(graph_.num_values(), false);
+    for (ValueId id : graph_.outputs()) read_elsewhere[size_t(id)] = true;
+    for (size_t n = 0; n < graph_.nodes().size(); ++n) {
+      for (ValueId id : graph_.nodes()[n].inputs) {
+        if (id != kNoValue && producer_part[size_t(id)] != part_of_node[n]) read_elsewhere[size_t(id)] = true;
+      }
+    }
+    problems_.assign(set_.parts.size(), {});
+    std::vector<std::map<ValueId, int>> tensor_ids(set_.parts.size());
+    auto tensor = [&](size_t p, ValueId id) {
+      auto [it, added] = tensor_ids[p].emplace(id, int(tensor_ids[p].size()));
+      if (added && producer_part[size_t(id)] != p) problems_[p].problem.available.push_back(it->second);
+      if (added && producer_part[size_t(id)] == p && read_elsewhere[size_t(id)]) {
+        problems_[p].problem.required.push_back(it->second);
+      }
+      return it->second;
+    };
+    for (size_t n = 0; n < graph_.nodes().size(); ++n) {
+      for (ValueId id : graph_.nodes()[n].outputs) {
+        if (id != kNoValue) tensor(part_of_node[n], id);
+      }
+    }
+    for (size_t i = 0; i < set_.candidates.size(); ++i) {
+      const size_t p = set_.candidates[i].part;
+      BlpKernel kernel;
+      for (ValueId id : groups_[i].inputs) {
+        if (!graph_.value(id).is_constant()) kernel.inputs.push_back(tensor(p, id));
+      }
+      for (ValueId id : groups_[i].outputs) kernel.outputs.push_back(tensor(p, id));
+      problems_[p].candidates.push_back(i);
+      problems_[p].problem.kernels.push_back(std::move(kernel));
+    }
+    for (size_t p = 0; p < problems_.size(); ++p) problems_[p].problem.num_tensors = int(tensor_ids[p].size());
+  }
+
+  // Cached measurements where there are, estimates elsewhere.
+  void price() {
+    cost::CostModelOptions cost_options;
+    cost_options.cache_path = cache_dir() + "/costs.sqlite";
+    cost_options.threads = options_.threads;
+    cost_model_ = std::make_unique<cost::CostModel>(cost_options);
+    costs_.resize(set_.candidates.size());
+    for (size_t i = 0; i < set_.candidates.size(); ++i) {
+      if (std::optional<double> cached = cost_model_->cached(graph_, groups_[i])) {
+        costs_[i] = {*cached, CostSource::Cached};
+        ++report_.cached;
+      } else {
+        costs_[i] = {cost_model_->estimate(graph_, groups_[i], kernel_class(set_.candidates[i].kind)),
+                     CostSource::Estimated};
+      }
+    }
+  }
+
+  std::vector<std::vector<size_t>> solve() {
+    const auto start = Clock::now();
+    notify({"solving", 0, problems_.size(), -1});
+    std::unique_ptr<Solver> solver = make_cbc_solver();
+    std::vector<std::vector<size_t>> chosen(problems_.size());
+    bool optimal = true;
+    for (size_t p = 0; p < problems_.size(); ++p) {
+      PartProblem& part = problems_[p];
+      for (size_t k = 0; k < part.candidates.size(); ++k) part.problem.kernels[k].cost = costs_[part.candidates[k]].seconds;
+      const BlpSolution solution = solve_blp(*solver, part.problem, {options_.solver_time_limit});
+      if (!solution.feasible) ORCHID_FAIL() << "orchestration found no plan for part " << p << " (an internal limit)";
+      optimal = optimal && solution.proven_optimal;
+      for (size_t k : solution.chosen) chosen[p].push_back(part.candidates[k]);
+    }
+    report_.proven_optimal = optimal;
+    ++report_.rounds;
+    report_.solve_seconds += seconds_since(start);
+    return chosen;
+  }
+
+  std::vector<size_t> unmeasured(const std::vector<std::vector<size_t>>& chosen) const {
+    std::vector<size_t> out;
+    for (const std::vector<size_t>& part : chosen) {
+      for (size_t i : part) {
+        if (costs_[i].source == CostSource::Estimated) out.push_back(i);
+      }
+    }
+    return out;
+  }
+
+  // Builds and times the candidates; false when there is nothing to do.
+  bool measure(const std::vector<size_t>& candidates) {
+    if (candidates.empty()) return false;
+    const auto start = Clock::now();
+    std::shared_ptr<const runtime::cpu::SharedLibrary> library = build_generated(candidates);
+    size_t done = 0;
+    for (size_t i : candidates) {
+      const double elapsed = seconds_since(start);
+      notify({"profiling", done, candidates.size(), done ? elapsed / double(done) * double(candidates.size() - done) : -1});
+      costs_[i] = {time_candidate(i, library), CostSource::Measured};
+      ++report_.measured;
+      ++done;
+    }
+    notify({"profiling", done, candidates.size(), 0});
+    report_.profile_seconds += seconds_since(start);
+    return true;
+  }
+
+  double time_candidate(size_t i, const std::shared_ptr<const runtime::cpu::SharedLibrary>& library) {
+    const runtime::KernelGroup& group = groups_[i];
+    std::unique_ptr<runtime::Kernel> kernel;
+    try {
+      if (set_.candidates[i].kind == CandidateKind::Generated) {
+        kernel = runtime::cpu::make_generated_kernel(library, graph_, group);
+      } else {
+        kernel = runtime::make_cpu_kernel(graph_, group);
+      }
+    } catch (const std::exception&) {
+      return kUnbuildable;
+    }
+    return cost_model_->measure(*kernel, graph_, group, kernel_class(set_.candidates[i].kind));
+  }
+
+  // One library for the generated candidates among `candidates` (nullptr when none).
+  std::shared_ptr<const runtime::cpu::SharedLibrary> build_generated(const std::vector<size_t>& candidates) {
+    std::vector<runtime::KernelGroup> generated;
+    for (size_t i : candidates) {
+      if (set_.candidates[i].kind == CandidateKind::Generated) generated.push_back(groups_[i]);
+    }
+    if (generated.empty()) return nullptr;
+    const auto start = Clock::now();
+    notify({"codegen", 0, generated.size(), -1});
+    const std::string source = codegen::cpu::emit_library(graph_, generated);
+    const codegen::cpu::BuildResult built = codegen::cpu::build_library(source, cache_dir());
+    report_.codegen_seconds += seconds_since(start);
+    return std::make_shared<runtime::cpu::SharedLibrary>(built.library_path);
+  }
+
+  // The program: the chosen kernels part by part, each in execution order.
+  // Where two chosen kernels write the same value (overlapping multi-output
+  // kernels), the later one stops writing it: generated kernels drop the
+  // output, a kernel left with nothing to write is dropped.
+  runtime::Program assemble(const std::vector<std::vector<size_t>>& chosen) {
+    runtime::Program program;
+    std::vector<bool> written(graph_.num_values(), false);
+    std::vector<runtime::KernelGroup> generated;
+    for (const std::vector<size_t>& part : chosen) {
+      for (size_t i : part) {
+        runtime::KernelGroup group = groups_[i];
+        std::vector<ValueId> outputs;
+        for (ValueId id : group.outputs) {
+          if (!written[size_t(id)]) outputs.push_back(id);
+        }
+        if (outputs.empty()) continue;
+        const bool is_generated = set_.candidates[i].kind == CandidateKind::Generated;
+        ORCHID_CHECK(is_generated || outputs.size() == group.outputs.size())
+            << "kernel '" << group.name << "' would write a value a chosen kernel already wrote";
+        group.outputs = outputs;
+        for (ValueId id : outputs) written[size_t(id)] = true;
+        if (is_generated) {
+          group.symbol = "orchid_kernel_" + std::to_string(program.kernels.size());
+          generated.push_back(group);
+        }
+        program.kernels.push_back(std::move(group));
+        report_.kernel_costs.push_back(costs_[i]);
+        report_.planned_seconds += costs_[i].seconds;
+      }
+    }
+    if (!generated.empty()) {
+      const auto start = Clock::now();
+      notify({"codegen", 0, generated.size(), -1});
+      program.generated_source = codegen::cpu::emit_library(graph_, generated);
+      const codegen::cpu::BuildResult built = codegen::cpu::build_library(program.generated_source, cache_dir());
+      program.library_path = built.library_path;
+      report_.library_cached = built.cached;
+      report_.codegen_seconds += seconds_since(start);
+    }
+    program.graph = std::move(graph_);
+    runtime::verify_program(program);
+    return program;
+  }
+
+  std::string cache_dir() const { return options_.cache_dir.empty() ? default_cache_dir() : options_.cache_dir; }
+
+  void notify(const Progress& progress) const {
+    if (options_.progress) options_.progress(progress);
+  }
+
+  Graph graph_;
+  const OrchestrateOptions& options_;
+  OrchestrationReport& report_;
+  runtime::GroupMaker make_group_;
+  CandidateSet set_;
+  std::vector<runtime::KernelGroup> groups_;
+  std::vector<PartProblem> problems_;
+  std::vector<KernelCost> costs_;
+  std::unique_ptr<cost::CostModel> cost_model_;
+};
+
+}  // namespace
+
+const char* cost_source_name(CostSource source) {
+  switch (source) {
+    case CostSource::Measured: return "measured";
+    case CostSource::Cached: return "cached";
+    case CostSource::Estimated: return "estimated";
+  }
+  return "?";
+}
+
+runtime::Program orchestrate(Graph graph, const OrchestrateOptions& options, OrchestrationReport* report) {
+  OrchestrationReport local;
+  Orchestrator orchestrator(std::move(graph), options, report ? *report : local);
+  return orchestrator.run();
+}
+
+}  // namespace orchid::orchestration

@@ -1,0 +1,66 @@
+// Orchestration (Korch): candidates -> costs -> BLP -> program.
+//
+// Every candidate kernel (candidates.h) gets a cost: measured on this
+// machine when the cost cache has it, else the calibrated analytical
+// estimate. The BLP (one per part) picks the cheapest set of kernels. The
+// kernels it picks whose costs are only estimates are then built and timed
+// (fused ones generated and compiled together), and the BLP is solved again
+// with the new numbers, until every chosen kernel's cost is measured: the
+// plan is optimal for measured costs of the kernels it uses, while the
+// thousands of candidates it never considers competitive are not profiled.
+// With profiling off, the estimates alone decide.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "orchestration/candidates.h"
+#include "runtime/program.h"
+
+namespace orchid::orchestration {
+
+struct Progress {
+  std::string stage;   // "candidates", "profiling", "solving", "codegen"
+  size_t done = 0;
+  size_t total = 0;
+  double eta_seconds = -1;  // < 0: unknown
+};
+
+struct OrchestrateOptions {
+  bool profile = true;       // false: analytical costs only (--no-profile)
+  int threads = 1;           // the thread count kernels are timed (and will run) with
+  std::string cache_dir;     // empty: default_cache_dir()
+  double solver_time_limit = 60;  // seconds per solver call
+  int max_rounds = 16;       // profile-and-resolve rounds
+  CandidateOptions candidates;
+  std::function<void(const Progress&)> progress;
+};
+
+enum class CostSource { Measured, Cached, Estimated };
+const char* cost_source_name(CostSource source);
+
+struct KernelCost {
+  double seconds = 0;
+  CostSource source = CostSource::Estimated;
+};
+
+struct OrchestrationReport {
+  std::vector<Part> parts;
+  size_t clusters = 0;
+  size_t candidates = 0;
+  size_t generated_candidates = 0;
+  size_t measured = 0;         // candidates timed in this compile
+  size_t cached = 0;           // candidates whose cost came from the cache
+  int rounds = 0;              // BLP solves per part (the most of any part)
+  bool proven_optimal = true;  // every part's BLP proven optimal
+  double planned_seconds = 0;  // sum of the chosen kernels' costs
+  double enumerate_seconds = 0, profile_seconds = 0, solve_seconds = 0, codegen_seconds = 0;
+  bool library_cached = false;          // the program's generated library came from the cache
+  std::vector<KernelCost> kernel_costs;  // per program kernel
+};
+
+// The program for a primitive graph (fission's output).
+runtime::Program orchestrate(Graph graph, const OrchestrateOptions& options, OrchestrationReport* report = nullptr);
+
+}  // namespace orchid::orchestration
