@@ -5,6 +5,7 @@
 #include <unordered_set>
 
 #include "codegen/cpu/emitter.h"
+#include "orchestration/epilogue_chains.h"
 #include "runtime/kernels/cpu/registry.h"
 
 namespace orchid::orchestration {
@@ -168,7 +169,7 @@ size_t narrowest_boundary(const ClusterGraph& clusters, size_t begin, size_t end
 class Enumerator {
  public:
   Enumerator(const Graph& graph, const CandidateRules& rules, const CandidateOptions& options, CandidateSet& out)
-      : graph_(graph), rules_(rules), options_(options), out_(out), make_group_(graph) {}
+      : graph_(graph), rules_(rules), options_(options), out_(out), make_group_(graph), chains_(graph) {}
 
   // Enumerates [begin, end), cutting it at its narrowest point while the
   // candidate limit is exceeded.
@@ -206,37 +207,25 @@ class Enumerator {
     }
   }
 
-  // A linear primitive with each longer prefix of its epilogue chain: the
-  // cluster that alone reads the chain's output, while oneDNN computes it.
+  // A linear primitive with each longer prefix of its epilogue chain that
+  // oneDNN computes, within the part. Chains are found on nodes, not
+  // clusters: an epilogue may sit in a cluster with nodes oneDNN cannot
+  // take (a Relu before a pool's Pad); the rest of that cluster then runs
+  // in a kernel of its own or recomputes the epilogue.
   void add_linear_chains(size_t begin, size_t end, size_t part) {
     const ClusterGraph& clusters = out_.clusters;
     for (size_t c = begin; c < end; ++c) {
       if (!clusters.linear[c]) continue;
-      std::vector<size_t> nodes = clusters.members[c];
-      size_t last = c;
-      while (std::optional<size_t> next = sole_reader_cluster(last)) {
-        if (*next >= end || !clusters.fusable[*next]) break;
-        std::vector<size_t> extended = nodes;
-        extended.insert(extended.end(), clusters.members[*next].begin(), clusters.members[*next].end());
-        std::sort(extended.begin(), extended.end());
-        if (!rules_.linear_supported(graph_, make_group_(extended))) break;
-        nodes = std::move(extended);
-        last = *next;
-        out_.candidates.push_back({nodes, CandidateKind::Linear, part});
+      const auto accepts = [&](const std::vector<size_t>& nodes) {
+        const bool inside = std::all_of(nodes.begin(), nodes.end(), [&](size_t n) {
+          return clusters.cluster_of[n] >= begin && clusters.cluster_of[n] < end;
+        });
+        return inside && rules_.linear_supported(graph_, make_group_(nodes));
+      };
+      for (std::vector<size_t>& chain : chains_.prefixes(clusters.members[c][0], accepts)) {
+        out_.candidates.push_back({std::move(chain), CandidateKind::Linear, part});
       }
     }
-  }
-
-  // The cluster holding every reader of cluster c's root output, when its
-  // root has one output that is not a graph output.
-  std::optional<size_t> sole_reader_cluster(size_t c) const {
-    const ClusterGraph& clusters = out_.clusters;
-    const Node& root = graph_.nodes()[clusters.members[c].back()];
-    if (root.outputs.size() != 1 || clusters.successors[c].size() != 1) return std::nullopt;
-    const ValueId value = root.outputs[0];
-    const auto& outputs = graph_.outputs();
-    if (std::find(outputs.begin(), outputs.end(), value) != outputs.end()) return std::nullopt;
-    return clusters.successors[c][0];
   }
 
   void add_generated(const std::vector<size_t>& cluster_set, size_t part) {
@@ -254,6 +243,7 @@ class Enumerator {
   const CandidateOptions& options_;
   CandidateSet& out_;
   runtime::GroupMaker make_group_;
+  EpilogueChains chains_;
 };
 
 }  // namespace

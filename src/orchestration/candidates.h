@@ -10,8 +10,8 @@
 //
 // Legal candidates (the CPU backend can emit them as one kernel):
 //  - every single primitive (the kernel library, oneDNN for linear ones);
-//  - a linear primitive with a chain of epilogue clusters that oneDNN's
-//    post-ops compute (runtime::cpu::linear_group_supported);
+//  - a linear primitive with each prefix of its epilogue chain that oneDNN's
+//    post-ops compute (epilogue_chains.h, runtime::cpu::linear_group_supported);
 //  - a connected convex set of fusable clusters, two or more primitives, as
 //    one generated kernel (codegen::cpu::can_generate), any number of outputs.
 // Enumeration is bounded per part (partition below): when a part has more

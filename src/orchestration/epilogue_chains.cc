@@ -1,0 +1,62 @@
+#include "orchestration/epilogue_chains.h"
+
+#include <utility>
+
+namespace orchid::orchestration {
+
+EpilogueChains::EpilogueChains(const Graph& graph)
+    : graph_(graph), consumers_(graph.num_values()), graph_output_(graph.num_values(), false) {
+  for (size_t i = 0; i < graph.nodes().size(); ++i) {
+    for (ValueId id : graph.nodes()[i].inputs) {
+      if (id != kNoValue) consumers_[size_t(id)].push_back(i);
+    }
+  }
+  for (ValueId id : graph.outputs()) graph_output_[size_t(id)] = true;
+}
+
+// The node that reads `value` as the only reader (once).
+std::optional<size_t> EpilogueChains::sole_consumer(ValueId value) const {
+  if (value == kNoValue || graph_output_[size_t(value)] || consumers_[size_t(value)].size() != 1) return std::nullopt;
+  return consumers_[size_t(value)][0];
+}
+
+// SiLU after `value`: the Sigmoid and Mul nodes when `value` is read by
+// exactly a Sigmoid and a Mul of it with the Sigmoid's output (and nothing
+// else reads the Sigmoid's output).
+std::optional<std::vector<size_t>> EpilogueChains::silu_after(ValueId value) const {
+  if (value == kNoValue || graph_output_[size_t(value)] || consumers_[size_t(value)].size() != 2) return std::nullopt;
+  auto [a, b] = std::pair(consumers_[size_t(value)][0], consumers_[size_t(value)][1]);
+  if (graph_.nodes()[a].op != "Sigmoid") std::swap(a, b);
+  const Node& sigmoid = graph_.nodes()[a];
+  if (sigmoid.op != "Sigmoid" || graph_.nodes()[b].op != "Mul" || sigmoid.outputs.size() != 1) return std::nullopt;
+  const ValueId s = sigmoid.outputs[0];
+  if (graph_output_[size_t(s)] || consumers_[size_t(s)] != std::vector<size_t>{b}) return std::nullopt;
+  return std::vector<size_t>{a, b};
+}
+
+// The nodes that would extend a chain ending in `value`: SiLU's pair, or the
+// sole reader when it has one output.
+std::optional<std::vector<size_t>> EpilogueChains::next_epilogue(ValueId value) const {
+  if (std::optional<std::vector<size_t>> silu = silu_after(value)) return silu;
+  std::optional<size_t> next = sole_consumer(value);
+  if (!next || graph_.nodes()[*next].outputs.size() != 1) return std::nullopt;
+  return std::vector<size_t>{*next};
+}
+
+std::vector<std::vector<size_t>> EpilogueChains::prefixes(
+    size_t anchor, const std::function<bool(const std::vector<size_t>&)>& accepts) const {
+  std::vector<std::vector<size_t>> out;
+  const Node& node = graph_.nodes()[anchor];
+  if (node.outputs.size() != 1) return out;
+  std::vector<size_t> members = {anchor};
+  ValueId current = node.outputs[0];
+  while (std::optional<std::vector<size_t>> next = next_epilogue(current)) {
+    members.insert(members.end(), next->begin(), next->end());
+    if (!accepts(members)) break;
+    out.push_back(members);
+    current = graph_.nodes()[next->back()].outputs[0];
+  }
+  return out;
+}
+
+}  // namespace orchid::orchestration

@@ -1,0 +1,36 @@
+// The epilogue chain of a linear primitive: the nodes after it that a oneDNN
+// kernel can compute as post-ops. The chain grows one step at a time along
+// sole readers (a value read by one node only, and not a graph output), or by
+// SiLU's Sigmoid + Mul pair, so the kernel writes only its last value and can
+// run at its last node's place. Shared by the baseline plan (the longest
+// chain) and candidate enumeration (every prefix).
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <vector>
+
+#include "ir/graph.h"
+
+namespace orchid::orchestration {
+
+class EpilogueChains {
+ public:
+  explicit EpilogueChains(const Graph& graph);
+
+  // {anchor, e1, ..., ek} for each k >= 1 such that `accepts` accepts the
+  // group (ascending k); growth stops at the first step it turns down.
+  std::vector<std::vector<size_t>> prefixes(size_t anchor,
+                                            const std::function<bool(const std::vector<size_t>&)>& accepts) const;
+
+ private:
+  std::optional<std::vector<size_t>> next_epilogue(ValueId value) const;
+  std::optional<std::vector<size_t>> silu_after(ValueId value) const;
+  std::optional<size_t> sole_consumer(ValueId value) const;
+
+  const Graph& graph_;
+  std::vector<std::vector<size_t>> consumers_;  // per value: nodes reading it (once per read)
+  std::vector<bool> graph_output_;
+};
+
+}  // namespace orchid::orchestration
