@@ -17,6 +17,11 @@ struct MachinePeaks {
   double bytes_per_second = 0;  // streaming read + write bandwidth
 };
 
+// The names under which machine_peaks keeps the peaks in the cache's meta
+// table (decimal text), per machine fingerprint.
+inline constexpr const char* kPeakFlopsMeta = "peak_flops_per_second";
+inline constexpr const char* kPeakBytesMeta = "peak_bytes_per_second";
+
 // Measures both peaks with `threads` threads (about a second).
 MachinePeaks measure_peaks(int threads);
 // The cached peaks of this machine, measured and stored when missing.

@@ -35,6 +35,7 @@ if(ORCHID_CONFORMANCE_PYTHON)
       --check-expected
       --with-fission
       --with-runtime
+      --with-fused
       --report ${PROJECT_SOURCE_DIR}/docs/conformance.md
     WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
   # Uses every core (--jobs defaults to nproc; the runtime mode runs each test

@@ -5,7 +5,7 @@ Regenerate the report and the runtime gate (after faster kernels land) with
 one command, from the source tree:
 
     /usr/bin/python3 tests/conformance/run_conformance.py --orchid build/orchid \
-        --with-fission --with-runtime --update-expected runtime   # or fission,runtime
+        --with-fission --with-runtime --with-fused --update-expected fused   # or fission,runtime,fused
 
 (`--update-expected` alone rewrites the lists of every mode that ran.)
 
@@ -20,9 +20,12 @@ modes run every test again, each in its own column of the report and with its
 own gate:
   --with-fission  `orchid check --fission` (the reference interpreter on the
                   graph after fission into primitives); expected_pass_fission.txt
-  --with-runtime  plain `orchid check` (the compiled program on the CPU runtime,
-                  one kernel thread per test since --jobs runs tests in
-                  parallel); expected_pass_runtime.txt
+  --with-runtime  `orchid check --no-fusion` (the baseline program on the CPU
+                  runtime, one kernel thread per test since --jobs runs tests
+                  in parallel); expected_pass_runtime.txt
+  --with-fused    `orchid check --no-profile` (the orchestrated program with
+                  generated fused kernels); expected_pass_fused.txt. Kernel
+                  libraries and costs go to --cache-dir.
 The report lists, per extra mode, the tests that pass on the interpreter but not
 in that mode. --fission or --runtime alone run only that mode (gated by its own
 list, writing no report unless --report is given).
@@ -57,6 +60,7 @@ DEFAULT_SUITES = ["node", "pytorch-converted", "pytorch-operator", "simple"]
 DEFAULT_EXPECTED = os.path.join(HERE, "expected_pass.txt")
 DEFAULT_EXPECTED_FISSION = os.path.join(HERE, "expected_pass_fission.txt")
 DEFAULT_EXPECTED_RUNTIME = os.path.join(HERE, "expected_pass_runtime.txt")
+DEFAULT_EXPECTED_FUSED = os.path.join(HERE, "expected_pass_fused.txt")
 DEFAULT_REPORT = os.path.join(SOURCE_DIR, "docs", "conformance.md")
 REGENERATE_COMMAND = ("/usr/bin/python3 tests/conformance/run_conformance.py "
                       "--orchid build/orchid --report docs/conformance.md")
@@ -85,12 +89,20 @@ MODES = {
         "Passing on the interpreter but not with fission"),
     # One kernel thread per process: --jobs already runs nproc tests at once.
     "runtime": Mode(
-        "runtime", ["--threads", "1"], "Pass on runtime", DEFAULT_EXPECTED_RUNTIME,
-        "plain `orchid check` (the compiled program on the CPU runtime, `--threads 1`)",
+        "runtime", ["--threads", "1", "--no-fusion"], "Pass on runtime", DEFAULT_EXPECTED_RUNTIME,
+        "`orchid check --no-fusion` (the baseline program, one kernel per primitive, on the CPU "
+        "runtime, `--threads 1`)",
         "Passing on the interpreter but not on the runtime"),
+    # Orchestrated with analytical costs (profiling every test would time
+    # thousands of kernels); generated kernels are compiled and run.
+    "fused": Mode(
+        "fused", ["--threads", "1", "--no-profile"], "Pass fused", DEFAULT_EXPECTED_FUSED,
+        "`orchid check --no-profile` (the orchestrated program: fused generated kernels chosen by "
+        "the BLP on analytical costs, `--threads 1`)",
+        "Passing on the interpreter but not fused"),
 }
 PRIMARY_MODE = "interpreter"
-EXTRA_MODES = ["fission", "runtime"]  # --with-NAME; report columns in this order
+EXTRA_MODES = ["fission", "runtime", "fused"]  # --with-NAME; report columns in this order
 
 SKIP_EXIT = 77  # CTest's SKIP_RETURN_CODE
 STATUSES = ["pass", "fail", "unsupported", "error"]
@@ -660,6 +672,8 @@ def main():
         parser.add_argument(f"--expected-{name}", default=m.expected,
                             help=f"with --with-{name}: that mode's expected-pass list "
                             "(default: %(default)s)")
+    parser.add_argument("--cache-dir", default=None,
+                        help="ORCHID_CACHE_DIR for the tests (default: orchid-cache beside the orchid binary)")
     parser.add_argument("--verbose", "-v", action="store_true", help="print every test's result")
     args = parser.parse_args()
 
@@ -691,6 +705,8 @@ def main():
         fatal("needs the onnx Python package (python3-onnx); "
                  f"{sys.executable} has none")
     orchid = os.path.abspath(args.orchid)
+    os.environ["ORCHID_CACHE_DIR"] = os.path.abspath(
+        args.cache_dir or os.path.join(os.path.dirname(orchid), "orchid-cache"))
     if not os.access(orchid, os.X_OK):
         fatal(f"{orchid}: not an executable (build the orchid target)")
 

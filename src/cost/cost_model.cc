@@ -1,0 +1,44 @@
+#include "cost/cost_model.h"
+
+#include "cost/kernel_key.h"
+#include "support/cache_dir.h"
+
+namespace orchid::cost {
+
+namespace {
+
+std::string cache_path_of(const CostModelOptions& options) {
+  return options.cache_path.empty() ? default_cache_dir() + "/costs.sqlite" : options.cache_path;
+}
+
+}  // namespace
+
+CostModel::CostModel(const CostModelOptions& options)
+    : cache_(std::make_unique<CostCache>(cache_path_of(options))),
+      machine_(machine_fingerprint(options.threads)),
+      profile_(options.profile) {
+  peaks_ = machine_peaks(*cache_, machine_, options.threads);
+  model_ = std::make_unique<AnalyticalModel>(peaks_);
+  model_->calibrate(cache_->records(machine_));
+}
+
+std::optional<double> CostModel::cached(const Graph& graph, const runtime::KernelGroup& group) const {
+  std::optional<CostRecord> record = cache_->lookup(kernel_key(graph, group), machine_);
+  if (!record) return std::nullopt;
+  return record->seconds;
+}
+
+double CostModel::estimate(const Graph& graph, const runtime::KernelGroup& group, KernelClass kind) const {
+  return model_->estimate(graph, group, kind);
+}
+
+double CostModel::measure(runtime::Kernel& kernel, const Graph& graph, const runtime::KernelGroup& group,
+                          KernelClass kind) {
+  const double seconds = time_kernel(kernel, graph, group, profile_);
+  // The raw (uncalibrated) estimate is stored so later runs can calibrate
+  // against it whatever the scale was when this kernel was measured.
+  cache_->store(kernel_key(graph, group), machine_, CostRecord{seconds, model_->raw_estimate(graph, group), kind});
+  return seconds;
+}
+
+}  // namespace orchid::cost

@@ -1,0 +1,108 @@
+#include "cost/profiler.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <vector>
+
+#include "support/error.h"
+
+namespace orchid::cost {
+
+namespace {
+
+// A 64-byte aligned buffer (a cache line, and what vector loads prefer), so
+// that timings do not depend on where malloc happened to put the data.
+class AlignedBuffer {
+ public:
+  explicit AlignedBuffer(size_t bytes) {
+    const size_t rounded = std::max<size_t>(64, (bytes + 63) / 64 * 64);
+    data_.reset(static_cast<std::byte*>(std::aligned_alloc(64, rounded)));
+    ORCHID_CHECK(data_ != nullptr) << "cannot allocate " << rounded << " bytes to profile a kernel";
+    std::memset(data_.get(), 0, rounded);
+  }
+  std::byte* data() const { return data_.get(); }
+
+ private:
+  struct Free {
+    void operator()(std::byte* p) const { std::free(p); }
+  };
+  std::unique_ptr<std::byte, Free> data_;
+};
+
+// Deterministic values in [-1, 1] for float inputs; integer and bool inputs
+// stay zero, a valid index into any non-empty axis.
+void fill_input(std::byte* data, const TensorType& type) {
+  if (!is_float(type.dtype)) return;
+  const int64_t n = type.numel();
+  visit_dtype(type.dtype, [&]<typename T>() {
+    T* values = reinterpret_cast<T*>(data);
+    for (int64_t i = 0; i < n; ++i) {
+      const uint64_t mixed = uint64_t(i) * 2654435761u % 2001u;
+      values[i] = T(float(double(mixed) / 1000.0 - 1.0));
+    }
+  });
+}
+
+// The kernel's arguments: constants point at their real data (a kernel may
+// have packed them already, but passing them is always allowed), other
+// inputs and all outputs at fresh buffers the returned owner keeps.
+runtime::KernelArgs make_args(const Graph& graph, const runtime::KernelGroup& group,
+                              std::vector<AlignedBuffer>& owner) {
+  runtime::KernelArgs args;
+  for (ValueId id : group.inputs) {
+    ORCHID_CHECK(id != kNoValue) << "kernel group " << group.name << " lists an omitted input";
+    const Value& value = graph.value(id);
+    if (value.constant) {
+      args.inputs.push_back(value.constant->raw());
+      continue;
+    }
+    const size_t bytes = size_t(value.type.numel()) * dtype_size(value.type.dtype);
+    owner.emplace_back(bytes);
+    fill_input(owner.back().data(), value.type);
+    args.inputs.push_back(owner.back().data());
+  }
+  for (ValueId id : group.outputs) {
+    const TensorType& type = graph.type(id);
+    owner.emplace_back(size_t(type.numel()) * dtype_size(type.dtype));
+    args.outputs.push_back(owner.back().data());
+  }
+  return args;
+}
+
+double median(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  const size_t n = values.size();
+  return n % 2 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
+}
+
+}  // namespace
+
+double time_kernel(runtime::Kernel& kernel, const Graph& graph, const runtime::KernelGroup& group,
+                   const ProfileOptions& options) {
+  using Clock = std::chrono::steady_clock;
+  ORCHID_CHECK(options.min_runs >= 1 && options.max_runs >= options.min_runs)
+      << "profile options need 1 <= min_runs <= max_runs";
+  std::vector<AlignedBuffer> buffers;
+  const runtime::KernelArgs args = make_args(graph, group, buffers);
+  // Warm-up: caches, page faults of the outputs, lazily created primitives.
+  for (int i = 0; i < options.warmup; ++i) kernel.run(args);
+
+  std::vector<double> seconds;
+  double total = 0;
+  while (int(seconds.size()) < options.max_runs &&
+         (int(seconds.size()) < options.min_runs || total < options.min_seconds)) {
+    const Clock::time_point before = Clock::now();
+    kernel.run(args);
+    const double elapsed = std::chrono::duration<double>(Clock::now() - before).count();
+    seconds.push_back(elapsed);
+    total += elapsed;
+  }
+  // The median ignores the odd run that an interrupt or another process
+  // slowed down, without the optimism of the minimum.
+  return median(std::move(seconds));
+}
+
+}  // namespace orchid::cost

@@ -1,0 +1,71 @@
+#include "cost/profiler.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "../runtime/runtime_test_util.h"
+
+namespace orchid::cost {
+namespace {
+
+using fission::testing::attrs;
+using runtime::testing::GraphBuilder;
+
+// Few, short runs: the tests check the mechanics, not the timings.
+ProfileOptions quick_profile() {
+  ProfileOptions options;
+  options.warmup = 1;
+  options.min_runs = 3;
+  options.max_runs = 10;
+  options.min_seconds = 0.001;
+  return options;
+}
+
+double time_group(const Graph& graph, const std::vector<size_t>& nodes) {
+  runtime::KernelGroup group = runtime::make_group(graph, nodes);
+  std::unique_ptr<runtime::Kernel> kernel = runtime::make_cpu_kernel(graph, group);
+  return time_kernel(*kernel, graph, group, quick_profile());
+}
+
+TEST(CostProfiler, TimesAnElementwiseKernel) {
+  GraphBuilder b;
+  ValueId x = b.input("x", {1, 16, 32, 32});
+  Graph graph = b.finish(b.op("Relu", {x}));
+  const double seconds = time_group(graph, {0});
+  EXPECT_GT(seconds, 0);
+  EXPECT_TRUE(std::isfinite(seconds));
+}
+
+TEST(CostProfiler, TimesAConvWithItsRealWeights) {
+  GraphBuilder b;
+  ValueId x = b.input("x", {1, 8, 16, 16});
+  ValueId w = b.constant({8, 8, 3, 3});
+  ValueId y = b.op("Conv", {x, w}, attrs({{"pads", std::vector<int64_t>{1, 1, 1, 1}}}));
+  Graph graph = b.finish(b.op("Relu", {y}));
+  const double seconds = time_group(graph, {0, 1});
+  EXPECT_GT(seconds, 0);
+  EXPECT_TRUE(std::isfinite(seconds));
+}
+
+TEST(CostProfiler, TimesAKernelWithIntegerInputs) {
+  // Gather with a non-constant index input: the profiler feeds zeros, a
+  // valid index whatever the axis length.
+  GraphBuilder b;
+  ValueId data = b.input("data", {5, 4});
+  ValueId indices = b.g.add_value("indices", {DType::Int64, {3}});
+  b.g.inputs().push_back(indices);
+  Graph graph = b.finish(b.op("Gather", {data, indices}));
+  runtime::KernelGroup group = runtime::make_group(graph, {0});
+  std::unique_ptr<runtime::Kernel> kernel;
+  try {
+    kernel = runtime::make_cpu_kernel(graph, group);
+  } catch (const Error& e) {
+    GTEST_SKIP() << "no CPU kernel for a Gather with runtime indices: " << e.what();
+  }
+  const double seconds = time_kernel(*kernel, graph, group, quick_profile());
+  EXPECT_GT(seconds, 0);
+}
+
+}  // namespace
+}  // namespace orchid::cost
