@@ -1,0 +1,429 @@
+// The orchestration BLP: the pure model (execution_order, cuts,
+// satisfies_constraints), the CBC and brute-force solvers, and solve_blp's
+// lazy-cut loop. The required check: on 200 random primitive graphs with
+// random candidate kernels and costs, CBC's plan costs exactly the
+// brute-force optimum.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <cstdint>
+#include <iostream>
+#include <limits>
+#include <random>
+#include <set>
+#include <string>
+
+#include "orchestration/blp_model.h"
+#include "orchestration/solver.h"
+#include "support/error.h"
+
+namespace orchid::orchestration {
+namespace {
+
+BlpKernel kernel(double cost, std::vector<int> inputs, std::vector<int> outputs) {
+  return BlpKernel{cost, std::move(inputs), std::move(outputs)};
+}
+
+// Independent of execution_order: `order` runs kernel by kernel, each after
+// its inputs exist, and leaves every required tensor written.
+bool is_execution_order(const BlpProblem& problem, const std::vector<size_t>& order) {
+  std::set<int> present(problem.available.begin(), problem.available.end());
+  std::set<size_t> seen;
+  for (size_t k : order) {
+    if (k >= problem.kernels.size() || !seen.insert(k).second) return false;
+    for (int t : problem.kernels[k].inputs)
+      if (!present.contains(t)) return false;
+    present.insert(problem.kernels[k].outputs.begin(), problem.kernels[k].outputs.end());
+  }
+  return std::all_of(problem.required.begin(), problem.required.end(), [&](int t) { return present.contains(t); });
+}
+
+void expect_executable_plan(const BlpProblem& problem, const BlpSolution& solution) {
+  ASSERT_TRUE(solution.feasible);
+  EXPECT_TRUE(is_execution_order(problem, solution.chosen));
+  EXPECT_TRUE(satisfies_constraints(problem, solution.chosen));
+  EXPECT_NEAR(solution.cost, selection_cost(problem, solution.chosen), 1e-9);
+}
+
+std::vector<std::unique_ptr<Solver>> both_solvers() {
+  std::vector<std::unique_ptr<Solver>> solvers;
+  solvers.push_back(make_cbc_solver());
+  solvers.push_back(make_brute_force_solver());
+  return solvers;
+}
+
+// x(0) -> a(1) -> b(2): two single kernels (2 + 2) or one fused kernel (3).
+TEST(BlpModel, ChainPrefersTheCheaperFusedKernel) {
+  BlpProblem problem{3, {0}, {2}, {kernel(2, {0}, {1}), kernel(2, {1}, {2}), kernel(3, {0}, {2})}, {}};
+  for (auto& solver : both_solvers()) {
+    BlpSolution solution = solve_blp(*solver, problem);
+    expect_executable_plan(problem, solution);
+    EXPECT_EQ(solution.chosen, std::vector<size_t>{2});
+    EXPECT_DOUBLE_EQ(solution.cost, 3);
+    EXPECT_TRUE(solution.proven_optimal);
+    EXPECT_EQ(solution.rounds, 1);
+  }
+}
+
+// x(0) -> a(1) feeds b(2) and c(3), both outputs. Materializing a (5) costs
+// more than recomputing it inside two fused kernels (2 + 2).
+TEST(BlpModel, RedundantComputationWinsWhenCheaper) {
+  BlpProblem problem{4, {0}, {2, 3},
+                     {kernel(5, {0}, {1}), kernel(1, {1}, {2}), kernel(1, {1}, {3}), kernel(2, {0}, {2}),
+                      kernel(2, {0}, {3})},
+                     {}};
+  for (auto& solver : both_solvers()) {
+    BlpSolution solution = solve_blp(*solver, problem);
+    expect_executable_plan(problem, solution);
+    EXPECT_EQ(std::set<size_t>(solution.chosen.begin(), solution.chosen.end()), (std::set<size_t>{3, 4}));
+    EXPECT_DOUBLE_EQ(solution.cost, 4);
+  }
+  // Once a is cheap, it is materialized once and read twice.
+  problem.kernels[0].cost = 1;
+  for (auto& solver : both_solvers()) {
+    BlpSolution solution = solve_blp(*solver, problem);
+    expect_executable_plan(problem, solution);
+    EXPECT_EQ(solution.chosen.front(), 0u);
+    EXPECT_DOUBLE_EQ(solution.cost, 3);
+  }
+}
+
+// One kernel writing both outputs (3) beats one kernel per output (2 + 2),
+// and its outputs satisfy a later reader.
+TEST(BlpModel, MultiOutputKernel) {
+  BlpProblem problem{5, {0}, {1, 4},
+                     {kernel(3, {0}, {1, 2}), kernel(2, {0}, {1}), kernel(2, {0}, {2}), kernel(1, {2}, {4})},
+                     {}};
+  for (auto& solver : both_solvers()) {
+    BlpSolution solution = solve_blp(*solver, problem);
+    expect_executable_plan(problem, solution);
+    EXPECT_EQ(solution.chosen, (std::vector<size_t>{0, 3}));
+    EXPECT_DOUBLE_EQ(solution.cost, 4);
+  }
+}
+
+TEST(BlpModel, InfeasibleProblems) {
+  // Nobody writes required tensor 2.
+  BlpProblem unwritten{3, {0}, {1, 2}, {kernel(1, {0}, {1})}, {}};
+  // The only writer of 1 reads 3, which nobody writes.
+  BlpProblem unreadable{4, {0}, {1}, {kernel(1, {0, 3}, {1})}, {}};
+  // The only writers of 1 and 2 read each other's output: the model admits
+  // the pair, the cut removes it, and nothing else is left.
+  BlpProblem cyclic{3, {0}, {1}, {kernel(1, {0, 2}, {1}), kernel(1, {1}, {2})}, {}};
+  for (const BlpProblem* problem : {&unwritten, &unreadable, &cyclic}) {
+    for (auto& solver : both_solvers()) {
+      BlpSolution solution = solve_blp(*solver, *problem);
+      EXPECT_FALSE(solution.feasible);
+      EXPECT_TRUE(solution.proven_optimal);
+    }
+  }
+  EXPECT_EQ(solve_blp(*make_cbc_solver(), cyclic).rounds, 2);
+}
+
+TEST(BlpModel, NothingToComputeChoosesNothing) {
+  BlpProblem problem{2, {0, 1}, {1}, {kernel(1, {0}, {1})}, {}};
+  for (auto& solver : both_solvers()) {
+    BlpSolution solution = solve_blp(*solver, problem);
+    EXPECT_TRUE(solution.feasible);
+    EXPECT_TRUE(solution.chosen.empty());
+    EXPECT_EQ(solution.cost, 0);
+  }
+}
+
+// A (cost 1) reads 3 and writes 1 (required) and 2; B (cost 1) reads 2 and
+// writes 3 and 4 (required). {A, B} meets every constraint and is the
+// cheapest such selection, but neither can run first. C (1.5) writes 2
+// from the input, which lets B and then A run: {C, B, A} at 3.5 beats the
+// singles E, F (3 each).
+BlpProblem cyclic_optimum_problem() {
+  return BlpProblem{5, {0}, {1, 4},
+                    {kernel(1, {3}, {1, 2}), kernel(1, {2}, {3, 4}), kernel(1.5, {0}, {2}), kernel(3, {0}, {1}),
+                     kernel(3, {0}, {4})},
+                    {}};
+}
+
+TEST(BlpModel, ExecutionOrderCutsTheCycle) {
+  BlpProblem problem = cyclic_optimum_problem();
+  EXPECT_TRUE(satisfies_constraints(problem, {0, 1}));
+  OrderResult result = execution_order(problem, {0, 1});
+  EXPECT_FALSE(result.order.has_value());
+  EXPECT_EQ(result.cut.all_of, (std::vector<size_t>{0, 1}));
+  EXPECT_EQ(result.cut.one_of, std::vector<size_t>{2});
+  problem.cuts.push_back(result.cut);
+  EXPECT_FALSE(satisfies_constraints(problem, {0, 1}));
+  EXPECT_TRUE(satisfies_constraints(problem, {0, 1, 2}));
+
+  OrderResult runnable = execution_order(problem, {0, 1, 2});
+  ASSERT_TRUE(runnable.order.has_value());
+  EXPECT_EQ(*runnable.order, (std::vector<size_t>{2, 1, 0}));
+}
+
+// The cut is made for the smallest stuck part: an unrelated kernel that runs
+// fine, or one stuck only behind the cycle, stays out of it.
+TEST(BlpModel, CutNamesOnlyTheStuckCycle) {
+  BlpProblem problem = cyclic_optimum_problem();
+  problem.num_tensors = 7;
+  problem.kernels.push_back(kernel(1, {0}, {5}));  // 5: runs
+  problem.kernels.push_back(kernel(1, {4}, {6}));  // 6: waits behind the cycle
+  OrderResult result = execution_order(problem, {0, 1, 5, 6});
+  ASSERT_FALSE(result.order.has_value());
+  EXPECT_EQ(result.cut.all_of, (std::vector<size_t>{0, 1}));
+  EXPECT_EQ(result.cut.one_of, std::vector<size_t>{2});
+}
+
+TEST(BlpSolve, CyclicOptimumIsCutAwayWithCbc) {
+  BlpProblem problem = cyclic_optimum_problem();
+  BlpSolution solution = solve_blp(*make_cbc_solver(), problem);
+  expect_executable_plan(problem, solution);
+  EXPECT_EQ(solution.chosen, (std::vector<size_t>{2, 1, 0}));
+  EXPECT_DOUBLE_EQ(solution.cost, 3.5);
+  EXPECT_EQ(solution.rounds, 2);
+  EXPECT_TRUE(solution.proven_optimal);
+}
+
+TEST(BlpSolve, CyclicOptimumIsCutAwayWithBruteForce) {
+  BlpProblem problem = cyclic_optimum_problem();
+  BlpSolution solution = solve_blp(*make_brute_force_solver(), problem);
+  expect_executable_plan(problem, solution);
+  EXPECT_EQ(solution.chosen, (std::vector<size_t>{2, 1, 0}));
+  EXPECT_DOUBLE_EQ(solution.cost, 3.5);
+  EXPECT_EQ(solution.rounds, 2);
+  EXPECT_TRUE(solution.proven_optimal);
+}
+
+// A kernel reading its own output satisfies the model's row (it is one of
+// the writers) but cannot run; the cut removes it.
+TEST(BlpSolve, KernelReadingItsOwnOutputIsCut) {
+  BlpProblem problem{3, {0}, {1}, {kernel(1, {0, 1}, {1}), kernel(2, {0}, {1})}, {}};
+  EXPECT_TRUE(satisfies_constraints(problem, {0}));
+  for (auto& solver : both_solvers()) {
+    BlpSolution solution = solve_blp(*solver, problem);
+    expect_executable_plan(problem, solution);
+    EXPECT_EQ(solution.chosen, std::vector<size_t>{1});
+    EXPECT_EQ(solution.rounds, 2);
+  }
+}
+
+// ---- Random primitive graphs and their candidate kernels ----
+
+struct RandomGraph {
+  int num_inputs = 0;
+  int num_nodes = 0;
+  std::vector<std::vector<int>> node_inputs;  // node i writes tensor num_inputs + i
+  std::vector<bool> is_output;                // per node
+  std::vector<uint32_t> descendants;          // per node, as a mask of nodes
+};
+
+int node_tensor(const RandomGraph& g, int node) { return g.num_inputs + node; }
+
+RandomGraph random_graph(std::mt19937& rng, int max_nodes) {
+  RandomGraph g;
+  g.num_inputs = std::uniform_int_distribution<int>(1, 2)(rng);
+  g.num_nodes = std::uniform_int_distribution<int>(1, max_nodes)(rng);
+  g.node_inputs.resize(static_cast<size_t>(g.num_nodes));
+  for (int i = 0; i < g.num_nodes; ++i) {
+    int available = g.num_inputs + i;  // graph inputs and earlier nodes' outputs
+    int arity = std::min(available, std::uniform_int_distribution<int>(1, 3)(rng));
+    std::set<int> inputs;
+    while (static_cast<int>(inputs.size()) < arity) {
+      // Prefer recent tensors: chains and diamonds rather than a star.
+      int back = std::min(available, 1 + std::geometric_distribution<int>(0.4)(rng));
+      inputs.insert(std::bernoulli_distribution(0.8)(rng) ? available - back
+                                                          : std::uniform_int_distribution<int>(0, available - 1)(rng));
+    }
+    g.node_inputs[static_cast<size_t>(i)].assign(inputs.begin(), inputs.end());
+  }
+  std::vector<bool> is_read(static_cast<size_t>(g.num_nodes), false);
+  for (const auto& inputs : g.node_inputs)
+    for (int t : inputs)
+      if (t >= g.num_inputs) is_read[static_cast<size_t>(t - g.num_inputs)] = true;
+  for (int i = 0; i < g.num_nodes; ++i)
+    g.is_output.push_back(!is_read[static_cast<size_t>(i)] || std::bernoulli_distribution(0.15)(rng));
+  g.descendants.assign(static_cast<size_t>(g.num_nodes), 0);
+  for (int i = g.num_nodes; i-- > 0;)
+    for (int j = i + 1; j < g.num_nodes; ++j) {
+      const auto& inputs = g.node_inputs[static_cast<size_t>(j)];
+      if (std::find(inputs.begin(), inputs.end(), node_tensor(g, i)) != inputs.end())
+        g.descendants[static_cast<size_t>(i)] |= (1u << j) | g.descendants[static_cast<size_t>(j)];
+    }
+  return g;
+}
+
+// No path leaves `set` and comes back: no outside node is both a descendant
+// of the set and an ancestor of it.
+bool is_convex(const RandomGraph& g, uint32_t set) {
+  uint32_t below = 0;
+  for (int i = 0; i < g.num_nodes; ++i)
+    if (set & (1u << i)) below |= g.descendants[static_cast<size_t>(i)];
+  for (int v = 0; v < g.num_nodes; ++v)
+    if ((below & ~set & (1u << v)) && (g.descendants[static_cast<size_t>(v)] & set)) return false;
+  return true;
+}
+
+// Nodes adjacent to `set` (a producer or a consumer of a member).
+uint32_t neighbours(const RandomGraph& g, uint32_t set) {
+  uint32_t result = 0;
+  for (int j = 0; j < g.num_nodes; ++j)
+    for (int t : g.node_inputs[static_cast<size_t>(j)]) {
+      if (t < g.num_inputs) continue;
+      int i = t - g.num_inputs;
+      if (set & (1u << j)) result |= 1u << i;
+      if (set & (1u << i)) result |= 1u << j;
+    }
+  return result & ~set;
+}
+
+BlpKernel candidate_kernel(const RandomGraph& g, uint32_t set, double cost) {
+  BlpKernel k;
+  k.cost = cost;
+  std::set<int> inputs, outputs;
+  for (int i = 0; i < g.num_nodes; ++i) {
+    if (!(set & (1u << i))) continue;
+    for (int t : g.node_inputs[static_cast<size_t>(i)])
+      if (t < g.num_inputs || !(set & (1u << (t - g.num_inputs)))) inputs.insert(t);
+    if (g.is_output[static_cast<size_t>(i)]) outputs.insert(node_tensor(g, i));
+  }
+  for (int j = 0; j < g.num_nodes; ++j) {
+    if (set & (1u << j)) continue;
+    for (int t : g.node_inputs[static_cast<size_t>(j)])
+      if (t >= g.num_inputs && (set & (1u << (t - g.num_inputs)))) outputs.insert(t);
+  }
+  k.inputs.assign(inputs.begin(), inputs.end());
+  k.outputs.assign(outputs.begin(), outputs.end());
+  return k;
+}
+
+// Every node alone, plus up to `max_fused` random convex connected sets of
+// 2..5 nodes whose cost is the sum of their nodes' times a random factor
+// (by default fusion usually, not always, pays).
+struct FusionDiscount {
+  double low = 0.4, high = 1.3;
+};
+
+BlpProblem random_problem(std::mt19937& rng, int max_nodes, int max_fused, FusionDiscount discount = {}) {
+  RandomGraph g = random_graph(rng, max_nodes);
+  BlpProblem problem;
+  problem.num_tensors = g.num_inputs + g.num_nodes;
+  for (int t = 0; t < g.num_inputs; ++t) problem.available.push_back(t);
+  for (int i = 0; i < g.num_nodes; ++i)
+    if (g.is_output[static_cast<size_t>(i)]) problem.required.push_back(node_tensor(g, i));
+
+  std::vector<double> node_cost;
+  for (int i = 0; i < g.num_nodes; ++i) {
+    node_cost.push_back(std::uniform_real_distribution<double>(1, 10)(rng));
+    problem.kernels.push_back(candidate_kernel(g, 1u << i, node_cost.back()));
+  }
+  std::set<uint32_t> fused;
+  for (int attempt = 0; attempt < 6 * max_fused && static_cast<int>(fused.size()) < max_fused; ++attempt) {
+    uint32_t set = 1u << std::uniform_int_distribution<int>(0, g.num_nodes - 1)(rng);
+    int size = std::uniform_int_distribution<int>(2, 5)(rng);
+    while (std::popcount(set) < size) {
+      uint32_t around = neighbours(g, set);
+      if (around == 0) break;
+      std::vector<int> choices;
+      for (int v = 0; v < g.num_nodes; ++v)
+        if (around & (1u << v)) choices.push_back(v);
+      set |= 1u << choices[std::uniform_int_distribution<size_t>(0, choices.size() - 1)(rng)];
+    }
+    if (std::popcount(set) < 2 || !is_convex(g, set) || !fused.insert(set).second) continue;
+    double parts = 0;
+    for (int i = 0; i < g.num_nodes; ++i)
+      if (set & (1u << i)) parts += node_cost[static_cast<size_t>(i)];
+    double factor = std::uniform_real_distribution<double>(discount.low, discount.high)(rng);
+    problem.kernels.push_back(candidate_kernel(g, set, parts * factor));
+  }
+  return problem;
+}
+
+// Every subset, each checked by simulation: the cheapest executable
+// selection, computed without the model, the cuts or the solvers.
+double cheapest_executable_by_enumeration(const BlpProblem& problem) {
+  double best = std::numeric_limits<double>::infinity();
+  size_t n = problem.kernels.size();
+  for (uint32_t subset = 0; subset < (1u << n); ++subset) {
+    std::vector<size_t> chosen;
+    for (size_t k = 0; k < n; ++k)
+      if (subset & (1u << k)) chosen.push_back(k);
+    double cost = selection_cost(problem, chosen);
+    if (cost < best && execution_order(problem, chosen).order &&
+        is_execution_order(problem, *execution_order(problem, chosen).order))
+      best = cost;
+  }
+  return best;
+}
+
+// Solves `trials` random problems with both solvers and checks that the
+// costs agree (and, for small ones, match plain enumeration). Returns how
+// many problems needed cuts.
+int compare_solvers_on_random_problems(uint32_t seed, int trials, int max_fused, FusionDiscount discount) {
+  std::mt19937 rng(seed);
+  int cut_problems = 0, enumerated = 0;
+  for (int trial = 0; trial < trials; ++trial) {
+    BlpProblem problem = random_problem(rng, 12, max_fused, discount);
+    SCOPED_TRACE("trial " + std::to_string(trial) + ", " + std::to_string(problem.kernels.size()) + " kernels");
+    BlpSolution cbc = solve_blp(*make_cbc_solver(), problem);
+    BlpSolution brute = solve_blp(*make_brute_force_solver(), problem);
+    expect_executable_plan(problem, cbc);
+    expect_executable_plan(problem, brute);
+    EXPECT_TRUE(cbc.proven_optimal);
+    EXPECT_TRUE(brute.proven_optimal);
+    EXPECT_NEAR(cbc.cost, brute.cost, 1e-9 * std::max(1.0, std::abs(brute.cost)));
+    if (cbc.rounds > 1 || brute.rounds > 1) ++cut_problems;
+    if (problem.kernels.size() <= 12) {
+      EXPECT_NEAR(brute.cost, cheapest_executable_by_enumeration(problem), 1e-9 * std::max(1.0, brute.cost));
+      ++enumerated;
+    }
+  }
+  std::cout << "[ info     ] " << cut_problems << " of " << trials << " problems needed cuts; " << enumerated
+            << " also checked by enumeration\n";
+  return cut_problems;
+}
+
+// The required check (issue 4): 200 random primitive graphs of up to 12
+// primitives, random costs; the BLP plan costs the brute-force optimum.
+TEST(BlpSolve, RandomGraphsCbcMatchesBruteForce) {
+  compare_solvers_on_random_problems(20261201, 200, 14, {});
+}
+
+// Cheap fusion makes multi-output kernels win often, and with them cyclic
+// selections: the same check, now exercising the cut loop.
+TEST(BlpSolve, RandomGraphsWithCheapFusionNeedCuts) {
+  int cut_problems = compare_solvers_on_random_problems(4242, 200, 14, {0.2, 0.8});
+  EXPECT_GT(cut_problems, 0);
+}
+
+TEST(BlpSolve, TimeLimitReturnsAFeasiblePlanOrSaysNotProven) {
+  std::mt19937 rng(7);
+  // Wide and deep: many overlapping fused candidates.
+  BlpProblem problem;
+  for (int attempt = 0; attempt < 1000 && (problem.kernels.size() < 34 || problem.kernels.size() > 40); ++attempt)
+    problem = random_problem(rng, 24, 16);
+  ASSERT_GE(problem.kernels.size(), 34u);
+  ASSERT_LE(problem.kernels.size(), 40u);
+  SolveOptions tiny{.time_limit_seconds = 1e-4};
+  for (auto& solver : both_solvers()) {
+    BlpSolution solution = solve_blp(*solver, problem, tiny);
+    if (solution.feasible) {
+      expect_executable_plan(problem, solution);
+    } else {
+      EXPECT_FALSE(solution.proven_optimal);  // the problem has a plan: one kernel per node
+    }
+  }
+  // Without the limit both prove the same optimum.
+  BlpSolution cbc = solve_blp(*make_cbc_solver(), problem);
+  BlpSolution brute = solve_blp(*make_brute_force_solver(), problem);
+  expect_executable_plan(problem, cbc);
+  EXPECT_TRUE(cbc.proven_optimal);
+  EXPECT_TRUE(brute.proven_optimal);
+  EXPECT_NEAR(cbc.cost, brute.cost, 1e-9 * brute.cost);
+}
+
+TEST(BlpSolve, BruteForceRefusesLargeProblems) {
+  BlpProblem problem{1, {0}, {}, std::vector<BlpKernel>(41, kernel(1, {0}, {0})), {}};
+  EXPECT_THROW(make_brute_force_solver()->solve_once(problem, {}), InternalError);
+}
+
+}  // namespace
+}  // namespace orchid::orchestration
