@@ -1,7 +1,9 @@
 // The orchestration BLP solved by COIN-OR CBC (branch and bound over Clp's LP
 // relaxations). The only file that includes CBC: the rest of Orchid sees
 // solver.h.
+#include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <limits>
 #include <map>
 #include <set>
@@ -133,8 +135,15 @@ OsiClpSolverInterface build_lp(const BlpProblem& problem, const std::vector<Row>
     row_upper.push_back(row.upper == kInfinity ? COIN_DBL_MAX : row.upper);
   }
   std::vector<double> column_lower(problem.kernels.size(), 0.0), column_upper(problem.kernels.size(), 1.0);
+  // Costs are seconds (1e-6 .. 1e-2): below CBC's absolute tolerances
+  // (cutoff increment 1e-5, integrality gap 1e-10), where it can neither
+  // tell plans apart nor prune, and spends seconds proving nothing. Scaled
+  // so the largest cost is 1e6, differences of a nanosecond still count.
+  double largest = 0;
+  for (const BlpKernel& kernel : problem.kernels) largest = std::max(largest, std::abs(kernel.cost));
+  const double scale = largest > 0 ? 1e6 / largest : 1;
   std::vector<double> objective;
-  for (const BlpKernel& kernel : problem.kernels) objective.push_back(kernel.cost);
+  for (const BlpKernel& kernel : problem.kernels) objective.push_back(kernel.cost * scale);
 
   OsiClpSolverInterface lp;
   silence(lp);
