@@ -9,6 +9,7 @@
 #include "codegen/cpu/compiler.h"
 #include "codegen/cpu/emitter.h"
 #include "cost/cost_model.h"
+#include "orchestration/layout_model.h"
 #include "orchestration/solver.h"
 #include "runtime/kernels/cpu/generated_kernel.h"
 #include "support/cache_dir.h"
@@ -40,7 +41,8 @@ cost::KernelClass kernel_class(CandidateKind kind) {
 // Per part, the BLP's structure: which candidates, their tensors.
 struct PartProblem {
   std::vector<size_t> candidates;  // global candidate indices, in BLP kernel order
-  BlpProblem problem;
+  BlpProblem problem;              // the candidates' kernels, then reorder pseudo-kernels
+  LayoutExtension layouts;
 };
 
 class Orchestrator {
@@ -50,6 +52,8 @@ class Orchestrator {
 
   runtime::Program run() {
     enumerate();
+    open_cost_model();
+    build_problems();
     price();
     std::vector<std::vector<size_t>> chosen = solve();
     for (int round = 1; options_.profile && round < options_.max_rounds; ++round) {
@@ -74,7 +78,6 @@ class Orchestrator {
     report_.parts = set_.parts;
     report_.clusters = set_.clusters.size();
     report_.candidates = set_.candidates.size();
-    build_problems();
     report_.enumerate_seconds = seconds_since(start);
   }
 
@@ -126,6 +129,41 @@ class Orchestrator {
     }
     for (size_t p = 0; p < problems_.size(); ++p) problems_[p].problem.num_tensors = int(tensor_ids[p].size());
     add_node_covers(part_of_node, read_elsewhere);
+    for (size_t p = 0; p < problems_.size(); ++p) add_layouts(problems_[p], tensor_ids[p]);
+  }
+
+  // Converting a tensor between row-major and a native layout: one read and
+  // one write of it at the measured bandwidth.
+  double reorder_seconds(ValueId id) const {
+    const TensorType& type = graph_.type(id);
+    return 2.0 * double(type.numel()) * double(dtype_size(type.dtype)) / cost_model_->peaks().bytes_per_second;
+  }
+
+  void add_layouts(PartProblem& part, const std::map<ValueId, int>& ids) {
+    std::vector<ValueId> value_of(ids.size());
+    for (const auto& [value, id] : ids) value_of[size_t(id)] = value;
+    std::vector<bool> native, graph_output(ids.size(), false);
+    for (size_t i : part.candidates) native.push_back(set_.candidates[i].kind == CandidateKind::Linear);
+    for (ValueId id : graph_.outputs()) {
+      if (auto it = ids.find(id); it != ids.end()) graph_output[size_t(it->second)] = true;
+    }
+    part.layouts = add_native_layouts(
+        part.problem, native, [&](int t) { return reorder_seconds(value_of[size_t(t)]); }, graph_output);
+  }
+
+  // The cost the BLP sees. A oneDNN kernel was timed with row-major inputs
+  // and output, converting them itself; in a plan its tensors stay native
+  // and the conversions are priced by the reorder pseudo-kernels
+  // (layout_model.h), so they are taken out here (at most half the time).
+  double blp_cost(size_t i) const {
+    const KernelCost& cost = costs_[i];
+    if (set_.candidates[i].kind != CandidateKind::Linear || cost.source == CostSource::Estimated) return cost.seconds;
+    double conversions = 0;
+    for (ValueId id : groups_[i].inputs) {
+      if (!graph_.value(id).is_constant()) conversions += reorder_seconds(id);
+    }
+    for (ValueId id : groups_[i].outputs) conversions += reorder_seconds(id);
+    return std::max(0.5 * cost.seconds, cost.seconds - conversions);
   }
 
   // Valid inequalities that make the LP relaxation tight: every node a
@@ -165,12 +203,15 @@ class Orchestrator {
     }
   }
 
-  // Cached measurements where there are, estimates elsewhere.
-  void price() {
+  void open_cost_model() {
     cost::CostModelOptions cost_options;
     cost_options.cache_path = cache_dir() + "/costs.sqlite";
     cost_options.threads = options_.threads;
     cost_model_ = std::make_unique<cost::CostModel>(cost_options);
+  }
+
+  // Cached measurements where there are, estimates elsewhere.
+  void price() {
     costs_.resize(set_.candidates.size());
     for (size_t i = 0; i < set_.candidates.size(); ++i) {
       if (std::optional<double> cached = cost_model_->cached(graph_, groups_[i])) {
@@ -189,15 +230,20 @@ class Orchestrator {
     std::unique_ptr<Solver> solver = make_cbc_solver();
     std::vector<std::vector<size_t>> chosen(problems_.size());
     bool optimal = true;
+    double planned = 0;
     for (size_t p = 0; p < problems_.size(); ++p) {
       PartProblem& part = problems_[p];
-      for (size_t k = 0; k < part.candidates.size(); ++k) part.problem.kernels[k].cost = costs_[part.candidates[k]].seconds;
+      for (size_t k = 0; k < part.candidates.size(); ++k) part.problem.kernels[k].cost = blp_cost(part.candidates[k]);
       const BlpSolution solution = solve_blp(*solver, part.problem, {options_.solver_time_limit});
       if (!solution.feasible) ORCHID_FAIL() << "orchestration found no plan for part " << p << " (an internal limit)";
       optimal = optimal && solution.proven_optimal;
-      for (size_t k : solution.chosen) chosen[p].push_back(part.candidates[k]);
+      planned += solution.cost;
+      for (size_t k : solution.chosen) {
+        if (k < part.layouts.real_kernels) chosen[p].push_back(part.candidates[k]);
+      }
     }
     report_.proven_optimal = optimal;
+    report_.planned_seconds = planned;
     ++report_.rounds;
     report_.solve_seconds += seconds_since(start);
     return chosen;
@@ -240,7 +286,8 @@ class Orchestrator {
       } else {
         kernel = runtime::make_cpu_kernel(graph_, group);
       }
-    } catch (const std::exception&) {
+    } catch (const std::exception& error) {
+      if (report_.unbuildable++ == 0) report_.first_unbuildable = group.name + ": " + error.what();
       return kUnbuildable;
     }
     return cost_model_->measure(*kernel, graph_, group, kernel_class(set_.candidates[i].kind));
@@ -292,7 +339,6 @@ class Orchestrator {
         }
         program.kernels.push_back(std::move(group));
         report_.kernel_costs.push_back(costs_[i]);
-        report_.planned_seconds += costs_[i].seconds;
       }
     }
     if (!generated.empty()) {

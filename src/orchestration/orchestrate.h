@@ -52,9 +52,11 @@ struct OrchestrationReport {
   size_t generated_candidates = 0;
   size_t measured = 0;         // candidates timed in this compile
   size_t cached = 0;           // candidates whose cost came from the cache
+  size_t unbuildable = 0;      // candidates the backend turned down when built (priced out)
+  std::string first_unbuildable;  // the first one's name and error
   int rounds = 0;              // BLP solves per part (the most of any part)
   bool proven_optimal = true;  // every part's BLP proven optimal
-  double planned_seconds = 0;  // sum of the chosen kernels' costs
+  double planned_seconds = 0;  // the BLP's objective: chosen kernels and the layout conversions they imply
   double enumerate_seconds = 0, profile_seconds = 0, solve_seconds = 0, codegen_seconds = 0;
   bool library_cached = false;          // the program's generated library came from the cache
   std::vector<KernelCost> kernel_costs;  // per program kernel

@@ -43,6 +43,9 @@ void print_orchestration(const orchestration::OrchestrationReport& report) {
             << fmt::format("  costs: {} measured now ({:.2f} s), {} from the cache; BLP {} rounds, {:.2f} s, {}\n",
                            report.measured, report.profile_seconds, report.cached, report.rounds, report.solve_seconds,
                            report.proven_optimal ? "proven optimal" : "NOT proven optimal (time limit)")
+            << (report.unbuildable ? fmt::format("  {} candidates could not be built (first: {})\n", report.unbuildable,
+                                                 report.first_unbuildable)
+                                   : std::string())
             << fmt::format("  planned {:.3f} ms; code generation {:.2f} s{}\n", report.planned_seconds * 1e3,
                            report.codegen_seconds, report.library_cached ? " (library from the cache)" : "");
 }
