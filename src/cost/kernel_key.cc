@@ -14,6 +14,8 @@ namespace {
 // Bumped when generated kernels change enough that their cached costs no
 // longer hold (codegen has no version of its own yet).
 constexpr int kCodegenVersion = 1;
+// Bumped when the profiler measures differently (2: native-layout outputs).
+constexpr int kProfileVersion = 2;
 
 // Constants with at most this many elements are hashed by value: they are
 // indices, pads and shapes that decide the work. Larger ones are weights,
@@ -141,7 +143,7 @@ void write_node(std::ostream& out, const Graph& graph, const Node& node, LocalNa
 // time, nothing that only names things.
 std::string canonical_text(const Graph& graph, const runtime::KernelGroup& group) {
   std::ostringstream out;
-  out << "orchid " << kVersion << "\n";
+  out << "orchid " << kVersion << " profile " << kProfileVersion << "\n";
   if (group.symbol.empty()) {
     out << "library\n";
   } else {

@@ -1,6 +1,7 @@
 #include "cost/profiler.h"
 
 #include <algorithm>
+#include <optional>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -49,7 +50,7 @@ void fill_input(std::byte* data, const TensorType& type) {
 // The kernel's arguments: constants point at their real data (a kernel may
 // have packed them already, but passing them is always allowed), other
 // inputs and all outputs at fresh buffers the returned owner keeps.
-runtime::KernelArgs make_args(const Graph& graph, const runtime::KernelGroup& group,
+runtime::KernelArgs make_args(runtime::Kernel& kernel, const Graph& graph, const runtime::KernelGroup& group,
                               std::vector<AlignedBuffer>& owner) {
   runtime::KernelArgs args;
   for (ValueId id : group.inputs) {
@@ -64,9 +65,14 @@ runtime::KernelArgs make_args(const Graph& graph, const runtime::KernelGroup& gr
     fill_input(owner.back().data(), value.type);
     args.inputs.push_back(owner.back().data());
   }
-  for (ValueId id : group.outputs) {
-    const TensorType& type = graph.type(id);
-    owner.emplace_back(size_t(type.numel()) * dtype_size(type.dtype));
+  for (size_t k = 0; k < group.outputs.size(); ++k) {
+    const TensorType& type = graph.type(group.outputs[k]);
+    size_t bytes = size_t(type.numel()) * dtype_size(type.dtype);
+    if (std::optional<runtime::NativeLayout> layout = kernel.native_output_layout(k)) {
+      kernel.use_native_output(k);
+      bytes = std::max(bytes, layout->bytes);
+    }
+    owner.emplace_back(bytes);
     args.outputs.push_back(owner.back().data());
   }
   return args;
@@ -86,7 +92,7 @@ double time_kernel(runtime::Kernel& kernel, const Graph& graph, const runtime::K
   ORCHID_CHECK(options.min_runs >= 1 && options.max_runs >= options.min_runs)
       << "profile options need 1 <= min_runs <= max_runs";
   std::vector<AlignedBuffer> buffers;
-  const runtime::KernelArgs args = make_args(graph, group, buffers);
+  const runtime::KernelArgs args = make_args(kernel, graph, group, buffers);
   // Warm-up: caches, page faults of the outputs, lazily created primitives.
   for (int i = 0; i < options.warmup; ++i) kernel.run(args);
 

@@ -2,6 +2,10 @@
 // with their real data, other inputs filled with deterministic values in
 // [-1, 1], integer inputs zero), warm-up runs, then repeated runs until both
 // a minimum count and a minimum time are reached; returns the median.
+// Outputs are written in the kernel's native layout when it offers one
+// (oneDNN's): in a plan its output stays native unless a row-major kernel
+// reads it, and orchestration prices that conversion on its own
+// (orchestration/layout_model.h). Inputs are row-major.
 #pragma once
 
 #include "ir/graph.h"

@@ -151,10 +151,11 @@ class Orchestrator {
         part.problem, native, [&](int t) { return reorder_seconds(value_of[size_t(t)]); }, graph_output);
   }
 
-  // The cost the BLP sees. A oneDNN kernel was timed with row-major inputs
-  // and output, converting them itself; in a plan its tensors stay native
-  // and the conversions are priced by the reorder pseudo-kernels
-  // (layout_model.h), so they are taken out here (at most half the time).
+  // The cost the BLP sees. A oneDNN kernel was timed with row-major inputs,
+  // converting them itself (and a native output, cost/profiler.h); in a
+  // plan its inputs are native when oneDNN kernels write them, and the
+  // conversions are priced by the reorder pseudo-kernels (layout_model.h),
+  // so they are taken out here (at most half the time).
   double blp_cost(size_t i) const {
     const KernelCost& cost = costs_[i];
     if (set_.candidates[i].kind != CandidateKind::Linear || cost.source == CostSource::Estimated) return cost.seconds;
@@ -162,7 +163,6 @@ class Orchestrator {
     for (ValueId id : groups_[i].inputs) {
       if (!graph_.value(id).is_constant()) conversions += reorder_seconds(id);
     }
-    for (ValueId id : groups_[i].outputs) conversions += reorder_seconds(id);
     return std::max(0.5 * cost.seconds, cost.seconds - conversions);
   }
 

@@ -24,14 +24,27 @@ namespace {
 
 constexpr const char* kPlanFile = "plan.json";
 constexpr const char* kWeightsFile = "weights.bin";
+// Present only when the program has generated kernels (codegen/cpu): their
+// C++ source, for reading, and the built library the kernels run from.
+constexpr const char* kKernelSourceFile = "kernels.cc";
+constexpr const char* kKernelLibraryFile = "kernels.so";
+
+bool has_generated_kernels(const Program& program) {
+  for (const KernelGroup& group : program.kernels) {
+    if (!group.symbol.empty()) return true;
+  }
+  return false;
+}
 
 json kernels_to_json(const Program& program) {
   json kernels = json::array();
   for (const KernelGroup& group : program.kernels) {
     json ops = json::array();
     for (size_t index : group.nodes) ops.push_back(program.graph.nodes()[index].op);
-    kernels.push_back({{"name", group.name}, {"ops", ops}, {"nodes", group.nodes}, {"inputs", group.inputs},
-                       {"outputs", group.outputs}});
+    json kernel = {{"name", group.name}, {"ops", ops}, {"nodes", group.nodes}, {"inputs", group.inputs},
+                   {"outputs", group.outputs}};
+    if (!group.symbol.empty()) kernel["symbol"] = group.symbol;
+    kernels.push_back(std::move(kernel));
   }
   return kernels;
 }
@@ -44,6 +57,7 @@ std::vector<KernelGroup> kernels_from_json(const json& j, const Graph& graph) {
     group.nodes = k.at("nodes").get<std::vector<size_t>>();
     group.inputs = k.at("inputs").get<std::vector<ValueId>>();
     group.outputs = k.at("outputs").get<std::vector<ValueId>>();
+    group.symbol = k.value("symbol", std::string());
     for (size_t index : group.nodes) {
       if (index >= graph.nodes().size()) ORCHID_FAIL() << "kernel '" << group.name << "' names node " << index;
     }
@@ -122,6 +136,18 @@ MemoryPlan save_artifact(const Program& program, const ArtifactInfo& info, const
       {"kernels", kernels_to_json(program)},
       {"graph", graph_to_json(program.graph, weights)},
   };
+  if (has_generated_kernels(program)) {
+    if (program.library_path.empty() || !fs::is_regular_file(program.library_path, ec)) {
+      ORCHID_FAIL() << "cannot save the artifact: the generated kernel library '" << program.library_path
+                    << "' is missing";
+    }
+    write_file(fs::path(dir) / kKernelSourceFile, program.generated_source);
+    const fs::path library = fs::path(dir) / kKernelLibraryFile;
+    if (fs::absolute(program.library_path, ec) != fs::absolute(library, ec)) {
+      fs::copy_file(program.library_path, library, fs::copy_options::overwrite_existing, ec);
+      if (ec) ORCHID_FAIL() << library.string() << ": cannot copy the kernel library (" << ec.message() << ")";
+    }
+  }
   write_file(fs::path(dir) / kWeightsFile, weights);
   write_file(fs::path(dir) / kPlanFile, plan.dump(1) + "\n");
   return memory;
@@ -152,6 +178,16 @@ Program load_artifact(const std::string& dir) {
     ORCHID_FAIL() << plan_path.string() << ": malformed kernels: " << e.what();
   } catch (const Error& e) {
     ORCHID_FAIL() << plan_path.string() << ": malformed kernels: " << e.what();
+  }
+  if (has_generated_kernels(program)) {
+    const fs::path library = fs::path(dir) / kKernelLibraryFile;
+    if (!fs::is_regular_file(library)) {
+      ORCHID_FAIL() << library.string() << ": missing (the plan has generated kernels): compile the model again";
+    }
+    program.library_path = fs::absolute(library).string();
+    program.generated_source = fs::is_regular_file(fs::path(dir) / kKernelSourceFile)
+                                   ? read_file(fs::path(dir) / kKernelSourceFile)
+                                   : std::string();
   }
   return program;
 }

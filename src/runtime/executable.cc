@@ -3,14 +3,32 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <filesystem>
 
 #include "ir/graph_utils.h"
 #include "reference/interpreter.h"
+#include "runtime/kernels/cpu/generated_kernel.h"
 #include "support/error.h"
 
 namespace orchid::runtime {
 
 namespace {
+
+// The program's generated kernel library, loaded once when some kernel is
+// generated; the kernels keep it loaded.
+std::shared_ptr<const cpu::SharedLibrary> load_generated_library(const Program& program) {
+  const bool any = std::any_of(program.kernels.begin(), program.kernels.end(),
+                               [](const KernelGroup& group) { return !group.symbol.empty(); });
+  if (!any) return nullptr;
+  if (program.library_path.empty()) {
+    ORCHID_FAIL() << "the program has generated kernels but no kernel library: compile the model again";
+  }
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(program.library_path, ec)) {
+    ORCHID_FAIL() << program.library_path << ": the generated kernel library is missing: compile the model again";
+  }
+  return std::make_shared<const cpu::SharedLibrary>(program.library_path);
+}
 
 std::string group_ops(const Graph& graph, const KernelGroup& group) {
   std::string ops;
@@ -48,8 +66,10 @@ void Executable::make_kernels() {
     for (ValueId id : group.inputs) readers[size_t(id)] += graph.value(id).is_constant();
   }
   for (ValueId id : graph.outputs()) readers[size_t(id)] = -1;  // returned as is: kept
+  const std::shared_ptr<const cpu::SharedLibrary> library = load_generated_library(program_);
   for (const KernelGroup& group : program_.kernels) {
-    kernels_.push_back(make_cpu_kernel(graph, group));
+    kernels_.push_back(group.symbol.empty() ? make_cpu_kernel(graph, group)
+                                            : cpu::make_generated_kernel(library, graph, group));
     const Kernel& kernel = *kernels_.back();
     kernel_info_.push_back({group.name, group_ops(graph, group), kernel.implementation()});
     for (size_t k = 0; k < group.inputs.size(); ++k) {

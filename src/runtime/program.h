@@ -16,8 +16,8 @@ struct Program {
   // The fused kernels (KernelGroup::symbol non-empty) live in one shared
   // object generated for this program: its C++ source (codegen/cpu) and the
   // built library's path (in the kernel cache, or kernels.so in an artifact).
-  std::string generated_source;
-  std::string library_path;
+  std::string generated_source = {};
+  std::string library_path = {};
 };
 
 // Checks that the kernels run in an order where each kernel's inputs are

@@ -47,6 +47,10 @@ struct GraphBuilder {
   }
 };
 
+inline std::vector<std::string> expect_program_matches(const Graph& reference_graph, Program program,
+                                                       const std::map<std::string, Tensor>& feeds,
+                                                       double rtol = 1e-4, double atol = 1e-5);
+
 // One kernel per node of `graph`, in node order.
 inline std::vector<std::vector<size_t>> one_kernel_per_node(const Graph& graph) {
   std::vector<std::vector<size_t>> groups;
@@ -62,11 +66,21 @@ inline std::vector<std::string> expect_runtime_matches(const Graph& graph, const
                                                        std::vector<std::vector<size_t>> groups = {},
                                                        double rtol = 1e-4, double atol = 1e-5) {
   if (groups.empty()) groups = one_kernel_per_node(graph);
-  Program program{graph, {}};
+  Program program;
+  program.graph = graph;
   for (auto& nodes : groups) program.kernels.push_back(make_group(graph, nodes));
+  return expect_program_matches(graph, std::move(program), feeds, rtol, atol);
+}
+
+// As above for a prepared program (e.g. with generated kernels, or the
+// primitives of `reference_graph` after fission): its outputs are compared
+// with the interpreter's run of `reference_graph`.
+inline std::vector<std::string> expect_program_matches(const Graph& reference_graph, Program program,
+                                                       const std::map<std::string, Tensor>& feeds,
+                                                       double rtol, double atol) {
   Executable executable(std::move(program));
   std::vector<Tensor> got = executable.run(feeds);
-  std::vector<Tensor> want = reference::run_graph(graph, feeds);
+  std::vector<Tensor> want = reference::run_graph(reference_graph, feeds);
   EXPECT_EQ(got.size(), want.size());
   for (size_t i = 0; i < want.size() && i < got.size(); ++i) {
     EXPECT_EQ(got[i].type(), want[i].type()) << "output " << i;

@@ -1,0 +1,108 @@
+// Builds generated C++ with the compiler that built Orchid, cached by content.
+#include "codegen/cpu/compiler.h"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "support/error.h"
+
+namespace orchid::codegen::cpu {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+#ifndef ORCHID_KERNEL_CXX
+#define ORCHID_KERNEL_CXX "c++"
+#endif
+#ifndef ORCHID_KERNEL_FLAGS
+#define ORCHID_KERNEL_FLAGS ""
+#endif
+
+// Orchid's own flags (e.g. -march=native) plus what a loadable, optimized,
+// OpenMP kernel library needs; -w because generated code has unused locals.
+// -fno-trapping-math lets GCC if-convert (and so vectorize) selects on floats
+// such as fast_math's clamps and the Pad/Max selects, -fno-math-errno lets it
+// vectorize sqrt: neither changes a result value (unlike -ffast-math), only
+// FP exception flags and errno, which nothing reads.
+std::string compiler_flags() {
+  return std::string(ORCHID_KERNEL_FLAGS) + " -std=c++20 -O3 -fno-trapping-math -fno-math-errno -fPIC -shared -fopenmp -w";
+}
+
+// FNV-1a, 64 bits: a content key, not a security boundary.
+std::string content_hash(const std::string& text) {
+  uint64_t h = 1469598103934665603ull;
+  for (unsigned char c : text) {
+    h ^= c;
+    h *= 1099511628211ull;
+  }
+  char buffer[17];
+  std::snprintf(buffer, sizeof buffer, "%016llx", static_cast<unsigned long long>(h));
+  return buffer;
+}
+
+void write_text(const fs::path& path, const std::string& text) {
+  std::ofstream file(path, std::ios::binary | std::ios::trunc);
+  file.write(text.data(), std::streamsize(text.size()));
+  if (!file) ORCHID_FAIL() << path.string() << ": cannot write the file";
+}
+
+std::string first_lines(const fs::path& path, size_t count) {
+  std::ifstream file(path);
+  std::string line, text;
+  for (size_t i = 0; i < count && std::getline(file, line); ++i) text += line + "\n";
+  return text;
+}
+
+std::string quoted(const std::string& s) { return "'" + s + "'"; }
+
+}  // namespace
+
+BuildResult build_library(const std::string& source, const std::string& cache_dir) {
+  const std::string flags = compiler_flags();
+  const std::string hash = content_hash(std::string(ORCHID_KERNEL_CXX) + "\n" + flags + "\n" + source);
+  const fs::path dir = fs::path(cache_dir) / "kernels";
+  const fs::path library = dir / (hash + ".so");
+  BuildResult result;
+  result.library_path = library.string();
+  std::error_code ec;
+  if (fs::is_regular_file(library, ec)) {
+    result.cached = true;
+    return result;
+  }
+  fs::create_directories(dir, ec);
+  if (!fs::is_directory(dir)) ORCHID_FAIL() << dir.string() << ": cannot create the kernel cache folder";
+  // Per-process temporary names, renamed into place: concurrent builds of the
+  // same source each produce a whole file and the last rename wins.
+  const std::string tag = "." + std::to_string(::getpid()) + ".tmp";
+  const fs::path source_path = dir / (hash + ".cc");
+  const fs::path source_tmp = dir / (hash + ".cc" + tag);
+  const fs::path library_tmp = dir / (hash + ".so" + tag);
+  const fs::path log = dir / (hash + ".log" + tag);
+  write_text(source_tmp, source);
+  fs::rename(source_tmp, source_path, ec);
+  const std::string command = std::string(ORCHID_KERNEL_CXX) + " " + flags + " " + quoted(source_path.string()) +
+                              " -o " + quoted(library_tmp.string()) + " > " + quoted(log.string()) + " 2>&1";
+  const auto start = std::chrono::steady_clock::now();
+  const int status = std::system(command.c_str());
+  result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (status != 0 || !fs::is_regular_file(library_tmp, ec)) {
+    const std::string diagnostics = first_lines(log, 20);
+    fs::remove(log, ec);
+    fs::remove(library_tmp, ec);
+    ORCHID_FAIL() << "compiling generated kernels failed (" << ORCHID_KERNEL_CXX << ", source "
+                  << source_path.string() << "):\n" << diagnostics;
+  }
+  fs::remove(log, ec);
+  fs::rename(library_tmp, library, ec);
+  if (ec) ORCHID_FAIL() << library.string() << ": cannot move the built library into place (" << ec.message() << ")";
+  return result;
+}
+
+}  // namespace orchid::codegen::cpu

@@ -1,0 +1,99 @@
+// Internals of the CPU emitter (emitter.cc): KernelWriter turns one
+// KernelGroup into one C++ function. Split by concern:
+//  - emitter_expr.cc: a value's scalar expression at an index (inlining
+//    elementwise functions and layout index maps, loads of buffers, CSE);
+//  - emitter_layout.cc: layout primitives as index maps;
+//  - emitter_schedule.cc: the function itself, one loop nest (stage) per
+//    materialized value, reductions as inner loops.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "ir/graph.h"
+#include "runtime/kernel.h"
+
+namespace orchid::codegen::cpu::detail {
+
+// An element index into a value of a known shape, as C++ integer
+// expressions: per-dimension indices, the row-major linear index, or both.
+// The missing form is derived on demand, so that a chain of Reshapes and
+// same-shape elementwise nodes keeps the linear index and never divides.
+struct Index {
+  std::vector<std::string> dims;  // empty when unknown (or rank 0)
+  std::string linear;             // empty when unknown
+  bool has_dims = false;
+  // With has_dims, the dimensions from lazy_split on (empty strings) are
+  // still to be derived from lazy_from, the stage's merged inner index, when
+  // a read needs them.
+  std::string lazy_from;
+  size_t lazy_split = 0;
+};
+
+// Index arithmetic on expression strings, folding integer literals so the
+// common cases (start 0, step 1, stride 1) emit nothing.
+std::string index_add(const std::string& a, int64_t c);
+std::string index_mul(const std::string& a, int64_t c);
+std::string index_sum(const std::string& a, const std::string& b);
+
+// A C++ literal of a float (exact: hexadecimal, inf and NaN spelled out).
+std::string float_literal(double value);
+// The C++ type of a value of `dtype` ("float", "bool").
+const char* c_type(DType dtype);
+
+class KernelWriter {
+ public:
+  KernelWriter(const Graph& graph, const runtime::KernelGroup& group);
+  std::string write(const std::string& symbol);
+
+ private:
+  // ---- emitter_expr.cc
+  // A local (or literal) holding `value` at `index`.
+  std::string value_at(ValueId value, Index index);
+  // The same for a value computed by its producer node (not loaded).
+  std::string compute(ValueId value, Index index);
+  std::string compute_elementwise(const Node& node, ValueId value, Index& index);
+  // ---- emitter_layout.cc
+  std::string compute_layout(const Node& node, ValueId value, Index& index);
+  std::string inline_transpose(const Node& node, const std::vector<std::string>& dims);
+  std::string inline_slice(const Node& node, const std::vector<std::string>& dims);
+  std::string inline_pad(const Node& node, ValueId value, const std::vector<std::string>& dims);
+  std::string inline_concat(const Node& node, ValueId value, const std::vector<std::string>& dims);
+  std::string inline_gather(const Node& node, ValueId value, const std::vector<std::string>& dims);
+  // The index into `input` (of its own shape) that broadcasts to `index` of
+  // a value of shape `out`.
+  Index broadcast_index(ValueId input, const Shape& out, Index& index);
+  const std::string& linear_of(const Shape& shape, Index& index);
+  const std::vector<std::string>& dims_of(const Shape& shape, Index& index);
+  const std::string& dim_of(const Shape& shape, Index& index, size_t d);
+  // `const TYPE tN = expr;` in the current scope, or the existing local of
+  // the same expression (common subexpressions of one loop body).
+  std::string let(const std::string& type, const std::string& expr);
+  std::string fresh(const std::string& prefix);
+
+  // ---- emitter_schedule.cc
+  void declare_buffers();
+  void write_stage(ValueId value);
+  void write_stage_loops(const Node& node, ValueId value, size_t split);
+  void write_reduction_body(const Node& node, ValueId value, Index& index, const std::string& store);
+  void line(const std::string& text);
+  void open(const std::string& header);
+  void close();
+
+  const Graph& graph_;
+  const runtime::KernelGroup& group_;
+  std::map<ValueId, size_t> producer_;  // value -> node index, for nodes in the group
+  std::map<ValueId, std::string> buffer_;  // inputs and materialized values: pointer name
+  std::vector<ValueId> stages_;           // materialized values in topological order
+  std::vector<std::string> local_decls_;   // per stage: __restrict views of the buffers
+  std::map<ValueId, std::string> tables_;  // Gather: constant index table name
+  std::vector<std::string> lines_;
+  std::vector<std::map<std::string, std::string>> scopes_;  // CSE per open block
+  int counter_ = 0;
+  bool inner_divmod_ = false;  // the stage being written divides its inner index
+};
+
+}  // namespace orchid::codegen::cpu::detail

@@ -1,0 +1,316 @@
+// The function of one group: buffers, then one loop nest (stage) per
+// materialized value (group outputs, reductions, shared transcendental
+// values, Pads read by several taps) in topological order. A stage walks its
+// value in rows: the outer loop runs in parallel (OpenMP, only when the stage
+// has enough work), the inner loop over the trailing, contiguous dimensions
+// (merged when no read needs them apart) is what GCC vectorizes. A reduction
+// is an inner loop nest over the reduced axes per output element.
+#include <algorithm>
+#include <cmath>
+#include <set>
+#include <sstream>
+
+#include "codegen/cpu/emitter_internal.h"
+#include "support/error.h"
+
+namespace orchid::codegen::cpu::detail {
+
+namespace {
+
+// Below this many element operations a stage stays serial: starting the
+// thread team costs more than it saves.
+constexpr int64_t kParallelWork = int64_t(1) << 15;
+
+// Reduction chunks: elements computed per vectorized pass, and partial
+// accumulators folded in parallel lanes.
+constexpr int64_t kChunk = 256;
+constexpr int64_t kLanes = 8;
+
+const std::set<std::string> kExpensive = {"Exp",  "Log",  "Tanh",  "Sigmoid", "Erf",   "Pow",   "Sin",
+                                          "Cos",  "Tan",  "Asin",  "Acos",    "Atan",  "Sinh",  "Cosh",
+                                          "Asinh", "Acosh", "Atanh"};
+
+bool is_reduction(const Node& node) { return node.op.rfind("Reduce", 0) == 0; }
+
+}  // namespace
+
+KernelWriter::KernelWriter(const Graph& graph, const runtime::KernelGroup& group) : graph_(graph), group_(group) {
+  for (size_t index : group.nodes) {
+    for (ValueId out : graph.nodes()[index].outputs) {
+      if (out != kNoValue) producer_[out] = index;
+    }
+  }
+  std::map<ValueId, int> readers;
+  for (size_t index : group.nodes) {
+    for (ValueId id : graph.nodes()[index].inputs) {
+      if (producer_.count(id)) ++readers[id];
+    }
+  }
+  // Inlining recomputes a value at every read: fine for loads and cheap
+  // arithmetic, not for transcendental functions read twice or more (the
+  // exponentials of a softmax feed both its sum and its division). Those are
+  // materialized like reductions.
+  std::map<ValueId, int> cost;  // transcendental calls per element when inlined
+  for (size_t index : group.nodes) {
+    const Node& node = graph.nodes()[index];
+    const ValueId out = node.outputs[0];
+    const bool is_output = std::find(group.outputs.begin(), group.outputs.end(), out) != group.outputs.end();
+    // A Pad read by several window taps (pooling) is cheaper copied once:
+    // the taps then read it without bounds tests, at affine addresses.
+    int c = (kExpensive.count(node.op) || node.op == "Pad") ? 1 : 0;
+    for (ValueId id : node.inputs) {
+      if (cost.count(id)) c += cost[id];
+    }
+    if (is_output || is_reduction(node) || (c > 0 && readers[out] >= 2)) {
+      stages_.push_back(out);
+    } else {
+      cost[out] = c;
+    }
+  }
+}
+
+void KernelWriter::line(const std::string& text) {
+  lines_.push_back(std::string(2 * scopes_.size(), ' ') + text);
+}
+
+void KernelWriter::open(const std::string& header) {
+  line(header);
+  scopes_.emplace_back();
+}
+
+void KernelWriter::close() {
+  scopes_.pop_back();
+  line("}");
+}
+
+void KernelWriter::declare_buffers() {
+  for (size_t k = 0; k < group_.inputs.size(); ++k) {
+    const ValueId id = group_.inputs[k];
+    const DType dtype = graph_.type(id).dtype;
+    if (dtype != DType::Float32 && dtype != DType::Bool) continue;  // shape/index constants: used at emit time
+    const std::string name = "in" + std::to_string(k);
+    const std::string type = c_type(dtype);
+    line("const " + type + "* " + name + "_arg = static_cast<const " + type + "*>(inputs[" + std::to_string(k) +
+         "]);");
+    local_decls_.push_back("const " + type + "* __restrict " + name + " = " + name + "_arg;");
+    buffer_[id] = name;
+  }
+  for (size_t k = 0; k < group_.outputs.size(); ++k) {
+    const ValueId id = group_.outputs[k];
+    const std::string name = "out" + std::to_string(k);
+    const std::string type = c_type(graph_.type(id).dtype);
+    line(type + "* " + name + "_arg = static_cast<" + type + "*>(outputs[" + std::to_string(k) + "]);");
+    local_decls_.push_back(type + "* __restrict " + name + " = " + name + "_arg;");
+    buffer_[id] = name;
+  }
+  // Reductions and shared transcendental values read only inside the group
+  // live in scratch of this call.
+  for (ValueId id : stages_) {
+    if (buffer_.count(id)) continue;
+    const std::string name = fresh("scratch");
+    const std::string type = c_type(graph_.type(id).dtype);
+    line("std::unique_ptr<" + type + "[]> " + name + "_owner(new " + type + "[" +
+         std::to_string(graph_.type(id).numel()) + "]);");
+    line(type + "* " + name + "_arg = " + name + "_owner.get();");
+    local_decls_.push_back(type + "* __restrict " + name + " = " + name + "_arg;");
+    buffer_[id] = name;
+  }
+  // Gather's constant indices, normalized, as a table.
+  for (size_t index : group_.nodes) {
+    const Node& node = graph_.nodes()[index];
+    if (node.op != "Gather" || graph_.type(node.inputs[1]).numel() == 1) continue;
+    const Shape& data = graph_.type(node.inputs[0]).shape;
+    int64_t axis = node.attrs.get_int("axis", 0);
+    if (axis < 0) axis += int64_t(data.size());
+    const int64_t dim = data[size_t(axis)];
+    std::ostringstream table;
+    const std::string name = fresh("gather");
+    table << "static const int64_t " << name << "[] = {";
+    const std::vector<int64_t> values = graph_.value(node.inputs[1]).constant->to_i64_vector();
+    for (size_t i = 0; i < values.size(); ++i) table << (i ? "," : "") << (values[i] < 0 ? values[i] + dim : values[i]);
+    table << "};";
+    line(table.str());
+    tables_[node.outputs[0]] = name;
+  }
+}
+
+// The innermost loop runs over the trailing dimensions from `split` on,
+// merged into one contiguous range (a long loop vectorizes better than a
+// short last dimension); the outer loop over the dimensions before it.
+// Their indices, when some read needs them, are divisions of the inner
+// index: then the stage is written again with a later split.
+void KernelWriter::write_stage(ValueId value) {
+  const Node& node = graph_.nodes()[producer_.at(value)];
+  const size_t rank = graph_.type(value).shape.size();
+  size_t split = is_reduction(node) || rank == 0 ? (rank ? rank - 1 : 0) : 0;
+  for (;; ++split) {
+    const size_t saved_lines = lines_.size();
+    const auto saved_scopes = scopes_;
+    inner_divmod_ = false;
+    write_stage_loops(node, value, split);
+    if (!inner_divmod_ || split + 1 >= rank) return;
+    lines_.resize(saved_lines);
+    scopes_ = saved_scopes;
+  }
+}
+
+void KernelWriter::write_stage_loops(const Node& node, ValueId value, size_t split) {
+  const Shape& shape = graph_.type(value).shape;
+  const size_t rank = shape.size();
+  int64_t inner = 1;
+  for (size_t d = split; d < rank; ++d) inner *= shape[d];
+  const int64_t rows = graph_.type(value).numel() / std::max<int64_t>(inner, 1);
+  const int64_t work = is_reduction(node) ? graph_.type(node.inputs[0]).numel() : graph_.type(value).numel();
+  // The buffers are re-declared __restrict inside the parallel region: the
+  // outlined OpenMP function otherwise reads them from a shared struct that
+  // any store might alias, which defeats vectorization.
+  const bool parallel = rows > 1 || inner > 1;
+  open("{  // " + graph_.value(value).name + " = " + node.op);
+  if (parallel) {
+    line("#pragma omp parallel if(" + std::to_string(work) + " >= " + std::to_string(kParallelWork) + ")");
+    open("{");
+  }
+  for (const std::string& decl : local_decls_) line(decl);
+  Index index;
+  index.has_dims = true;
+  index.dims.assign(rank, "0");
+  if (rows > 1) {
+    line("#pragma omp for");
+    open("for (int64_t o = 0; o < " + std::to_string(rows) + "; ++o) {");
+    // The row's outer indices, once per row.
+    int64_t stride = 1;
+    for (size_t d = split; d-- > 0;) {
+      std::string e = "o";
+      if (shape[d] == 1) e = "0";
+      else {
+        if (stride != 1) e = "(o / " + std::to_string(stride) + ")";
+        if (stride * shape[d] != rows) e = "(" + e + " % " + std::to_string(shape[d]) + ")";
+      }
+      index.dims[d] = let("int64_t", e);
+      stride *= shape[d];
+    }
+  } else if (inner > 1) {
+    line("#pragma omp for");
+  }
+  open("for (int64_t i = 0; i < " + std::to_string(inner) + "; ++i) {");
+  const std::string i = inner == 1 ? "0" : "i";
+  if (split + 1 == rank) {
+    index.dims[split] = i;
+  } else if (split < rank) {
+    for (size_t d = split; d < rank; ++d) index.dims[d].clear();
+    index.lazy_from = i;
+    index.lazy_split = split;
+  }
+  index.linear = let("int64_t", index_sum(rows > 1 ? index_mul("o", inner) : "0", i));
+  const std::string store = buffer_.at(value) + "[" + index.linear + "]";
+  if (is_reduction(node)) {
+    write_reduction_body(node, value, index, store);
+  } else {
+    line(store + " = " + compute(value, index) + ";");
+  }
+  close();
+  if (rows > 1) close();
+  if (parallel) close();
+  close();
+}
+
+void KernelWriter::write_reduction_body(const Node& node, ValueId value, Index& index, const std::string& store) {
+  const ValueId x = node.inputs[0];
+  const Shape& in = graph_.type(x).shape;
+  const Shape& out = graph_.type(value).shape;
+  std::vector<bool> reduced(in.size(), false);
+  for (int64_t axis : graph_.value(node.inputs[1]).constant->to_i64_vector()) {
+    reduced[size_t(axis < 0 ? axis + int64_t(in.size()) : axis)] = true;
+  }
+  const bool keepdims = node.attrs.get_int("keepdims", 1) != 0;
+  const bool sum = node.op == "ReduceSum";
+  const std::string combine = node.op == "ReduceMax" ? "orchid_max" : "orchid_min";
+  const std::vector<std::string> dims = dims_of(out, index);
+  const std::string acc = fresh("acc");
+  const std::string init = sum ? "0" : float_literal(node.op == "ReduceMax" ? -INFINITY : INFINITY);
+  line(std::string(sum ? "double " : "float ") + acc + " = " + init + ";");
+  // The innermost reduced axis of more than one element is chunked: the
+  // elements' expression is computed into a small buffer by a loop GCC
+  // vectorizes, then folded: sums in kLanes partial accumulators (also
+  // vectorized), Max/Min by the prelude's explicitly vectorized orchid_fold.
+  // Sums stay in double; their order differs from the interpreter's only by
+  // double rounding, far below float's.
+  size_t innermost = in.size();
+  for (size_t d = 0; d < in.size(); ++d) {
+    if (reduced[d] && in[d] > 1) innermost = d;
+  }
+  Index element;
+  element.has_dims = true;
+  size_t kept = 0, loops = 0;
+  std::string chunk_buffer, chunk_count, chunk_j;
+  for (size_t d = 0; d < in.size(); ++d) {
+    if (!reduced[d]) {
+      element.dims.push_back(dims[keepdims ? d : kept++]);
+      continue;
+    }
+    if (keepdims) ++kept;
+    if (in[d] == 1) {
+      element.dims.push_back("0");
+      continue;
+    }
+    const std::string r = fresh("r");
+    if (d != innermost) {
+      open("for (int64_t " + r + " = 0; " + r + " < " + std::to_string(in[d]) + "; ++" + r + ") {");
+      ++loops;
+      element.dims.push_back(r);
+      continue;
+    }
+    const std::string base = r + "b";
+    chunk_buffer = r + "buf";
+    chunk_count = r + "n";
+    chunk_j = r + "j";
+    open("for (int64_t " + base + " = 0; " + base + " < " + std::to_string(in[d]) + "; " + base + " += " +
+         std::to_string(kChunk) + ") {");
+    line("const int64_t " + chunk_count + " = std::min<int64_t>(" + std::to_string(kChunk) + ", " +
+         std::to_string(in[d]) + " - " + base + ");");
+    line("float " + chunk_buffer + "[" + std::to_string(kChunk) + "];");
+    open("for (int64_t " + chunk_j + " = 0; " + chunk_j + " < " + chunk_count + "; ++" + chunk_j + ") {");
+    line("const int64_t " + r + " = " + base + " + " + chunk_j + ";");
+    element.dims.push_back(r);
+  }
+  const std::string v = value_at(x, element);
+  if (chunk_buffer.empty()) {
+    line(sum ? acc + " += double(" + v + ");" : acc + " = " + combine + "(" + v + ", " + acc + ");");
+  } else {
+    line(chunk_buffer + "[" + chunk_j + "] = " + v + ";");
+    close();
+  }
+  if (!chunk_buffer.empty() && !sum) {
+    line(acc + " = orchid_fold<" + (node.op == "ReduceMax" ? "true" : "false") + ">(" + chunk_buffer + ", " +
+         chunk_count + ", " + acc + ");");
+    close();
+  } else if (!chunk_buffer.empty()) {
+    const std::string lanes = std::to_string(kLanes);
+    const std::string part = chunk_buffer + "_part";
+    line("double " + part + "[" + lanes + "] = {};");
+    line("int64_t j = 0;");
+    open("for (; j + " + lanes + " <= " + chunk_count + "; j += " + lanes + ") {");
+    line("for (int l = 0; l < " + lanes + "; ++l) " + part + "[l] += double(" + chunk_buffer + "[j + l]);");
+    close();
+    line("for (; j < " + chunk_count + "; ++j) " + part + "[0] += double(" + chunk_buffer + "[j]);");
+    line("for (int l = 0; l < " + lanes + "; ++l) " + acc + " += " + part + "[l];");
+    close();
+  }
+  for (size_t k = 0; k < loops; ++k) close();
+  line(store + " = float(" + acc + ");");
+}
+
+std::string KernelWriter::write(const std::string& symbol) {
+  lines_.clear();
+  scopes_.assign(1, {});
+  local_decls_.clear();
+  lines_.push_back("extern \"C\" void " + symbol + "(const void* const* inputs, void* const* outputs) {");
+  declare_buffers();
+  for (ValueId value : stages_) write_stage(value);
+  lines_.push_back("}");
+  std::string text;
+  for (const std::string& l : lines_) text += l + "\n";
+  return text;
+}
+
+}  // namespace orchid::codegen::cpu::detail

@@ -1,0 +1,395 @@
+// Generated CPU kernels (codegen/cpu) against the reference interpreter: each
+// case is an ONNX-level graph, split into primitives by fission, computed by
+// ONE generated kernel of all its primitives. All cases share one library
+// (one compiler run), built once per test process into a temporary cache.
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
+#include "../runtime/runtime_test_util.h"
+#include "codegen/cpu/compiler.h"
+#include "codegen/cpu/emitter.h"
+#include "fission/fission.h"
+#include "runtime/artifact.h"
+#include "support/error.h"
+
+namespace orchid::codegen::cpu {
+namespace {
+
+namespace fs = std::filesystem;
+using namespace orchid::runtime::testing;  // NOLINT: graph builders, expect_program_matches
+
+// A temporary kernel cache for this process, removed at exit.
+struct TempDir {
+  fs::path path = fs::temp_directory_path() / ("orchid-test-" + std::to_string(::getpid()));
+  TempDir() { fs::create_directories(path); }
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(path, ec);
+  }
+};
+const fs::path& temp_dir() {
+  static TempDir dir;
+  return dir.path;
+}
+
+struct Case {
+  Graph original;    // what the interpreter runs
+  Graph primitives;  // fission(original), computed by one generated kernel
+  runtime::KernelGroup group;
+};
+
+Case make_case(const std::string& name, Graph original) {
+  Case c;
+  c.primitives = fission::fission(original);
+  c.original = std::move(original);
+  std::vector<size_t> nodes(c.primitives.nodes().size());
+  for (size_t i = 0; i < nodes.size(); ++i) nodes[i] = i;
+  c.group = runtime::make_group(c.primitives, nodes);
+  c.group.symbol = "kernel_" + name;
+  return c;
+}
+
+Attributes ints_attr(const std::string& name, std::vector<int64_t> values) { return attrs({{name, values}}); }
+
+ValueId constant_ints(Graph& g, const std::vector<int64_t>& values) {
+  return g.add_constant("k" + std::to_string(g.num_values()), Tensor::vector_i64(values));
+}
+
+Graph elementwise_chain() {
+  GraphBuilder b;
+  ValueId x = b.input("x", {2, 3, 5, 7});
+  ValueId y = b.input("y", {7});
+  ValueId c = b.constant({3, 1, 7});
+  ValueId t = b.op("Add", {x, c});
+  t = b.op("Mul", {t, y});
+  ValueId r = b.op("Relu", {t});
+  ValueId s = b.op("Sigmoid", {b.op("Sub", {r, b.scalar(0.5f)})});
+  ValueId e = b.op("Exp", {b.op("Tanh", {t})});
+  ValueId m = b.op("Max", {s, b.op("Min", {e, b.op("Neg", {x})})});
+  ValueId p = b.op("Pow", {m, b.scalar(2.0f)});
+  ValueId q = b.op("Div", {b.op("Sqrt", {b.op("Abs", {p})}), b.op("Add", {b.op("Erf", {x}), b.scalar(3.0f)})});
+  ValueId l = b.op("Log", {b.op("Add", {b.op("Abs", {q}), b.scalar(1.0f)})});
+  ValueId f = b.op("Floor", {b.op("Mul", {l, b.scalar(10.0f)})});
+  return b.finish(b.op("Add", {f, b.op("Pow", {b.op("Abs", {x}), y})}));
+}
+
+Graph softmax(const Shape& shape, int64_t axis) {
+  return one_node_graph("Softmax", {var(shape)}, attrs({{"axis", axis}}));
+}
+
+Graph pool(const std::string& op, const Shape& shape, int64_t k, int64_t pad, int64_t stride = 1) {
+  Attributes a = attrs({{"kernel_shape", std::vector<int64_t>{k, k}},
+                        {"pads", std::vector<int64_t>{pad, pad, pad, pad}},
+                        {"strides", std::vector<int64_t>{stride, stride}}});
+  return one_node_graph(op, {var(shape)}, std::move(a));
+}
+
+Graph transpose_reshape() {
+  GraphBuilder b;
+  ValueId x = b.input("x", {2, 3, 4, 5});
+  ValueId t = b.op("Transpose", {x}, ints_attr("perm", {0, 2, 3, 1}));
+  t = b.op("Reshape", {t, constant_ints(b.g, {2, 20, 3})});
+  t = b.op("Exp", {t});
+  t = b.op("Transpose", {t}, ints_attr("perm", {2, 0, 1}));
+  t = b.op("Reshape", {t, constant_ints(b.g, {6, 5, 4})});
+  return b.finish(b.op("Add", {t, b.constant({5, 1})}));
+}
+
+Graph concat_slice() {
+  GraphBuilder b;
+  ValueId x = b.input("x", {2, 3, 5});
+  ValueId y = b.input("y", {2, 4, 5});
+  ValueId c = b.op("Concat", {x, b.op("Relu", {y}), x}, attrs({{"axis", int64_t(1)}}));
+  // Every other row from the end, and a cropped column range.
+  ValueId s = b.op("Slice", {c, constant_ints(b.g, {-1, 1}), constant_ints(b.g, {-100, 4}),
+                             constant_ints(b.g, {1, 2}), constant_ints(b.g, {-2, 1})});
+  return b.finish(b.op("Mul", {s, b.scalar(1.5f)}));
+}
+
+Graph where_compare() {
+  GraphBuilder b;
+  ValueId x = b.input("x", {3, 9});
+  ValueId y = b.input("y", {9});
+  ValueId less = b.op("Less", {x, y});
+  ValueId ge = b.op("GreaterOrEqual", {x, b.scalar(0.5f)});
+  ValueId both = b.op("Or", {b.op("And", {less, ge}), b.op("Not", {b.op("Equal", {x, y})})});
+  ValueId w = b.op("Where", {both, b.op("Mul", {x, b.scalar(2.0f)}), b.op("Neg", {y})});
+  ValueId as_float = b.op("Cast", {b.op("Greater", {w, b.scalar(0.0f)})}, attrs({{"to", int64_t(1)}}));
+  return b.finish(b.op("Add", {w, as_float}));
+}
+
+// r = Relu(x) is an output and read again inside; s a reduction output.
+Graph multi_output() {
+  GraphBuilder b;
+  ValueId x = b.input("x", {4, 6, 5});
+  ValueId r = b.op("Relu", {x});
+  ValueId s = b.op("ReduceSum", {r, constant_ints(b.g, {1})}, attrs({{"keepdims", int64_t(1)}}));
+  ValueId t = b.op("Mul", {r, s});
+  b.g.outputs().push_back(r);
+  b.g.outputs().push_back(s);
+  return b.finish(t);
+}
+
+Graph odd_shapes() {
+  GraphBuilder b;
+  ValueId x = b.input("x", {3, 1, 13});
+  ValueId m = b.op("ReduceMax", {x, constant_ints(b.g, {0, 2})}, attrs({{"keepdims", int64_t(0)}}));
+  ValueId n = b.op("ReduceMin", {x, constant_ints(b.g, {1})}, attrs({{"keepdims", int64_t(1)}}));
+  ValueId e = b.op("Expand", {m, constant_ints(b.g, {2, 3, 1})});
+  ValueId p = b.op("Pad", {n, constant_ints(b.g, {0, 1, -2, 1, 0, 2})}, {});  // negative pad crops
+  ValueId g = b.op("Gather", {p, b.g.add_constant("idx", Tensor::from_vector(DType::Int64, {2, 2},
+                                                                             std::vector<int64_t>{-1, 0, 1, 1}))},
+                   attrs({{"axis", int64_t(1)}}));
+  ValueId r = b.op("ReduceSum", {g, constant_ints(b.g, {0, 1, 2, 3})}, attrs({{"keepdims", int64_t(0)}}));
+  b.g.outputs().push_back(e);
+  b.g.outputs().push_back(g);
+  return b.finish(r);
+}
+
+Graph resize_nearest() {
+  return one_node_graph("Resize", {var({1, 2, 5, 7}), none(), cst(DType::Float32, {4}, std::vector<float>{1, 1, 2, 3})},
+                        attrs({{"mode", std::string("nearest")}}));
+}
+
+std::map<std::string, Case> make_cases() {
+  std::map<std::string, Case> cases;
+  auto add = [&](const std::string& name, Graph g) { cases.emplace(name, make_case(name, std::move(g))); };
+  add("elementwise", elementwise_chain());
+  add("softmax_last", softmax({4, 10, 33}, -1));
+  add("softmax_middle", softmax({2, 17, 5, 3}, 1));
+  add("layernorm", one_node_graph("LayerNormalization", {var({3, 7, 37}), var({37}), var({37})},
+                                  attrs({{"axis", int64_t(-1)}})));
+  add("instancenorm", one_node_graph("InstanceNormalization", {var({2, 3, 5, 6}), var({3}), var({3})}));
+  add("maxpool3", pool("MaxPool", {1, 3, 9, 10}, 3, 1));
+  add("maxpool5", pool("MaxPool", {2, 2, 11, 13}, 5, 2));
+  add("maxpool3s2", pool("MaxPool", {1, 4, 12, 9}, 3, 1, 2));
+  add("averagepool", pool("AveragePool", {1, 3, 8, 9}, 3, 1));
+  add("resize", resize_nearest());
+  add("transpose_reshape", transpose_reshape());
+  add("concat_slice", concat_slice());
+  add("where", where_compare());
+  add("multi_output", multi_output());
+  add("odd_shapes", odd_shapes());
+  // Big enough for the OpenMP threshold: parallel rows, and one long row
+  // split across threads.
+  add("parallel_softmax", softmax({96, 700}, -1));
+  add("parallel_row", [] {
+    GraphBuilder b;
+    ValueId x = b.input("x", {50001});
+    return b.finish(b.op("Mul", {b.op("Tanh", {x}), b.op("Max", {x, b.scalar(0.25f)})}));
+  }());
+  return cases;
+}
+
+// The nodes can_fuse rejects, for failure messages.
+std::string unfusable(const Graph& g) {
+  std::string text;
+  for (const Node& node : g.nodes()) {
+    if (!can_fuse(g, node)) text += " " + node.describe();
+  }
+  return text;
+}
+
+struct Suite {
+  std::map<std::string, Case> cases = make_cases();
+  BuildResult library;
+  std::string source;
+};
+
+// The cases and their one library, built on first use.
+Suite& suite() {
+  static Suite* s = [] {
+    auto* suite = new Suite;
+    suite->source = emit_library(Graph(), {});  // the prelude
+    for (auto& [name, c] : suite->cases) {
+      EXPECT_TRUE(can_generate(c.primitives, c.group)) << name << unfusable(c.primitives);
+      if (can_generate(c.primitives, c.group)) suite->source += emit_kernel(c.primitives, c.group, c.group.symbol);
+    }
+    // ORCHID_DUMP_CODEGEN=FILE keeps the generated source for reading.
+    if (const char* dump = std::getenv("ORCHID_DUMP_CODEGEN")) std::ofstream(dump) << suite->source;
+    suite->library = build_library(suite->source, temp_dir().string());
+    std::cout << "[codegen] compiled " << suite->cases.size() << " kernels in " << suite->library.seconds << " s\n";
+    return suite;
+  }();
+  return *s;
+}
+
+runtime::Program program_of(const Case& c, std::string source, std::string library) {
+  runtime::Program program;
+  program.graph = c.primitives;
+  program.kernels = {c.group};
+  program.generated_source = std::move(source);
+  program.library_path = std::move(library);
+  return program;
+}
+
+runtime::Program program_of(const Case& c) { return program_of(c, suite().source, suite().library.library_path); }
+
+void expect_case(const std::string& name, double lo = -2, double hi = 2) {
+  const Case& c = suite().cases.at(name);
+  ASSERT_TRUE(can_generate(c.primitives, c.group));
+  std::vector<std::string> kinds =
+      expect_program_matches(c.original, program_of(c), uniform_feeds(c.original, 5, lo, hi));
+  EXPECT_EQ(kinds, std::vector<std::string>{"generated"});
+}
+
+TEST(CodegenCpu, ElementwiseChainWithBroadcasting) { expect_case("elementwise"); }
+TEST(CodegenCpu, SoftmaxLastAxis) { expect_case("softmax_last"); }
+TEST(CodegenCpu, SoftmaxMiddleAxis) { expect_case("softmax_middle"); }
+TEST(CodegenCpu, LayerNormalization) { expect_case("layernorm"); }
+TEST(CodegenCpu, InstanceNormalization) { expect_case("instancenorm"); }
+TEST(CodegenCpu, MaxPool3x3) { expect_case("maxpool3"); }
+TEST(CodegenCpu, MaxPool5x5) { expect_case("maxpool5"); }
+TEST(CodegenCpu, MaxPoolStride2) { expect_case("maxpool3s2"); }
+TEST(CodegenCpu, AveragePool) { expect_case("averagepool"); }
+TEST(CodegenCpu, NearestResize) { expect_case("resize"); }
+TEST(CodegenCpu, TransposeReshapeChain) { expect_case("transpose_reshape"); }
+TEST(CodegenCpu, ConcatAndSlice) { expect_case("concat_slice"); }
+TEST(CodegenCpu, WhereAndComparisons) { expect_case("where"); }
+TEST(CodegenCpu, MultiOutputGroup) { expect_case("multi_output"); }
+TEST(CodegenCpu, OddShapes) { expect_case("odd_shapes"); }
+TEST(CodegenCpu, ParallelStages) {
+  expect_case("parallel_softmax");
+  expect_case("parallel_row");
+}
+
+// Max and reductions propagate NaN like the interpreter's primitives (the
+// ONNX-level MaxPool of the interpreter may skip NaN: fission's business).
+TEST(CodegenCpu, NaNPropagates) {
+  const Case& c = suite().cases.at("maxpool3");
+  std::map<std::string, Tensor> feeds = uniform_feeds(c.original, 9);
+  Tensor& x = feeds.begin()->second;
+  x.data<float>()[0] = std::nanf("");
+  x.data<float>()[37] = std::nanf("");
+  expect_program_matches(c.primitives, program_of(c), feeds);
+  const Case& m = suite().cases.at("odd_shapes");
+  feeds = uniform_feeds(m.original, 4);
+  feeds.begin()->second.data<float>()[5] = std::nanf("");
+  expect_program_matches(m.primitives, program_of(m), feeds);
+}
+
+TEST(CodegenCpu, CanFuseRejects) {
+  Graph mm = one_node_graph("MatMul", {var({2, 3}), var({3, 4})});
+  EXPECT_FALSE(can_fuse(mm, mm.nodes()[0]));
+  Graph add_int = one_node_graph("Add", {var({4}, DType::Int64), var({4}, DType::Int64)});
+  EXPECT_FALSE(can_fuse(add_int, add_int.nodes()[0]));
+  Graph prod = one_node_graph("ReduceProd", {var({4, 5}), ints({1})});
+  EXPECT_FALSE(can_fuse(prod, prod.nodes()[0]));
+  Graph dynamic_gather = one_node_graph("Gather", {var({4, 5}), var({3}, DType::Int64)});
+  EXPECT_FALSE(can_fuse(dynamic_gather, dynamic_gather.nodes()[0]));
+  Graph relu = one_node_graph("Relu", {var({4, 5})});
+  EXPECT_TRUE(can_fuse(relu, relu.nodes()[0]));
+}
+
+TEST(CodegenCpu, BuildLibraryCaches) {
+  const std::string dir = (temp_dir() / "cache-test").string();
+  const std::string source = "extern \"C\" int orchid_cache_probe() { return 42; }\n";
+  BuildResult first = build_library(source, dir);
+  EXPECT_FALSE(first.cached);
+  EXPECT_TRUE(fs::is_regular_file(first.library_path));
+  BuildResult second = build_library(source, dir);
+  EXPECT_TRUE(second.cached);
+  EXPECT_EQ(first.library_path, second.library_path);
+}
+
+TEST(CodegenCpu, CompilerErrorIsAnOrchidError) {
+  try {
+    build_library("this is not C++;\n", (temp_dir() / "error-test").string());
+    FAIL() << "expected orchid::Error";
+  } catch (const Error& e) {
+    const std::string message = e.what();
+    EXPECT_NE(message.find("compiling generated kernels failed"), std::string::npos) << message;
+    EXPECT_NE(message.find(".cc"), std::string::npos) << message;
+  }
+}
+
+TEST(CodegenCpu, MissingLibraryIsAnOrchidError) {
+  const Case& c = suite().cases.at("where");
+  runtime::Program program = program_of(c, "", "");
+  EXPECT_THROW(runtime::Executable{program}, Error);
+  program.library_path = (temp_dir() / "no-such.so").string();
+  EXPECT_THROW(runtime::Executable{program}, Error);
+}
+
+TEST(CodegenCpu, ArtifactRoundTrip) {
+  const Case& c = suite().cases.at("softmax_last");
+  const fs::path dir = temp_dir() / "artifact";
+  runtime::save_artifact(program_of(c), {"softmax.onnx"}, dir.string());
+  EXPECT_TRUE(fs::is_regular_file(dir / "kernels.so"));
+  EXPECT_TRUE(fs::is_regular_file(dir / "kernels.cc"));
+  runtime::Program loaded = runtime::load_artifact(dir.string());
+  ASSERT_EQ(loaded.kernels.size(), 1u);
+  EXPECT_EQ(loaded.kernels[0].symbol, c.group.symbol);
+  EXPECT_EQ(loaded.library_path, fs::absolute(dir / "kernels.so").string());
+  std::vector<std::string> kinds = expect_program_matches(c.original, std::move(loaded), uniform_feeds(c.original, 2));
+  EXPECT_EQ(kinds, std::vector<std::string>{"generated"});
+  fs::remove(dir / "kernels.so");
+  try {
+    runtime::load_artifact(dir.string());
+    FAIL() << "expected orchid::Error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("kernels.so"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace orchid::codegen::cpu
+
+namespace orchid::codegen::cpu {
+namespace {
+
+// Micro benchmark, not part of the default run
+// (--gtest_also_run_disabled_tests): fused generated kernels against one
+// library kernel per primitive.
+double best_seconds(runtime::Executable& executable, const std::map<std::string, Tensor>& feeds) {
+  double best = 1e9;
+  for (int k = 0; k < 30; ++k) {
+    const auto start = std::chrono::steady_clock::now();
+    executable.run(feeds);
+    best = std::min(best, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  }
+  return best;
+}
+
+TEST(CodegenCpu, DISABLED_Benchmark) {
+  std::vector<std::pair<std::string, Graph>> graphs;
+  graphs.emplace_back("softmax_1024x1000", softmax({1024, 1000}, -1));
+  graphs.emplace_back("layernorm_512x768", one_node_graph("LayerNormalization", {var({512, 768}), var({768}), var({768})},
+                                                          attrs({{"axis", int64_t(-1)}})));
+  graphs.emplace_back("maxpool3_1x64x112x112", pool("MaxPool", {1, 64, 112, 112}, 3, 1));
+  graphs.emplace_back("elementwise_2x64x56x56", [] {
+    GraphBuilder b;
+    ValueId x = b.input("x", {2, 64, 56, 56});
+    ValueId t = b.op("Add", {b.op("Mul", {x, b.constant({64, 1, 1})}), b.constant({64, 1, 1})});
+    return b.finish(b.op("Mul", {t, b.op("Sigmoid", {t})}));
+  }());
+  std::vector<Case> cases;
+  std::string source = emit_library(Graph(), {});
+  for (auto& [name, g] : graphs) {
+    cases.push_back(make_case(name, g));
+    source += emit_kernel(cases.back().primitives, cases.back().group, cases.back().group.symbol);
+  }
+  if (const char* dump = std::getenv("ORCHID_DUMP_CODEGEN")) std::ofstream(dump) << source;
+  BuildResult library = build_library(source, temp_dir().string());
+  std::cout << "[bench] compile " << library.seconds << " s\n";
+  for (const Case& c : cases) {
+    std::map<std::string, Tensor> feeds = uniform_feeds(c.original, 1);
+    runtime::Program fused = program_of(c, source, library.library_path);
+    runtime::Program unfused = program_of(c, "", "");
+    unfused.kernels.clear();
+    for (size_t i = 0; i < c.primitives.nodes().size(); ++i) unfused.kernels.push_back(runtime::make_group(c.primitives, {i}));
+    runtime::Executable a(std::move(fused)), b(std::move(unfused));
+    std::cout << "[bench] " << c.group.symbol << ": generated " << best_seconds(a, feeds) * 1e3 << " ms, "
+              << c.primitives.nodes().size() << " library kernels " << best_seconds(b, feeds) * 1e3 << " ms\n";
+  }
+}
+
+}  // namespace
+}  // namespace orchid::codegen::cpu
