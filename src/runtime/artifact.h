@@ -20,6 +20,9 @@ constexpr int kArtifactFormat = 1;
 
 struct ArtifactInfo {
   std::string source_model;  // the ONNX file it was compiled from
+  // JSON text recorded as plan.json's "orchestration" (how the plan was
+  // chosen: parts, candidates, per-kernel costs, optimality); empty: none.
+  std::string orchestration_json;
 };
 
 // Returns the memory plan it records in plan.json (row-major sizes; layouts

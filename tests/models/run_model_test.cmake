@@ -3,7 +3,8 @@
 #      file is there already (exports take tens of seconds: a cache);
 #   2. write ONNX Runtime's outputs on seeded random inputs (the oracle) into
 #      WORK_DIR/<MODEL>/<DATA>/test_data_set_0;
-#   3. run `orchid check` on them with the given tolerances.
+#   3. run `orchid check` on them with the given tolerances: the orchestrated
+#      program (fusion, kernels timed into a cache under WORK_DIR).
 # Variables: PYTHON SOURCE_DIR ORCHID MODEL WORK_DIR DATA RTOL ATOL, optional
 # SHAPE (name=dims, for the test data; orchid binds symbolic dims from it).
 cmake_minimum_required(VERSION 3.20)
@@ -38,6 +39,7 @@ run_step("test data from onnxruntime"
 
 execute_process(
   COMMAND "${ORCHID}" check "${model_file}" --test-dir "${data_dir}" --rtol "${RTOL}" --atol "${ATOL}"
+          --cache-dir "${WORK_DIR}/orchid-cache"
   RESULT_VARIABLE rc)
 if(NOT rc EQUAL 0)
   message(FATAL_ERROR "model test ${MODEL}: orchid check exited ${rc} (1: outputs differ from onnxruntime, 2: error)")

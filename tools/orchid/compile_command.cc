@@ -5,6 +5,7 @@
 #include <iostream>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "common.h"
 #include "ir/graph_utils.h"
@@ -28,6 +29,33 @@ struct CompileCommandOptions {
 };
 
 std::string megabytes(size_t bytes) { return fmt::format("{:.2f} MB", double(bytes) / 1e6); }
+
+// plan.json's "orchestration" record: how the plan was chosen.
+std::string orchestration_json(const orchestration::OrchestrationReport& report, const runtime::Program& program) {
+  nlohmann::json parts = nlohmann::json::array();
+  for (const orchestration::Part& part : report.parts) {
+    parts.push_back({{"clusters", {part.begin, part.end}}, {"primitives", part.nodes}, {"candidates", part.candidates},
+                     {"cut", part.cut}});
+  }
+  nlohmann::json kernels = nlohmann::json::array();
+  for (size_t k = 0; k < report.kernel_costs.size() && k < program.kernels.size(); ++k) {
+    const std::vector<size_t>& nodes = program.kernels[k].nodes;
+    kernels.push_back({{"name", program.kernels[k].name},
+                       {"primitives", nodes.size()},
+                       {"cost_ms", report.kernel_costs[k].seconds * 1e3},
+                       {"cost_source", orchestration::cost_source_name(report.kernel_costs[k].source)}});
+  }
+  const nlohmann::json record = {
+      {"candidates", report.candidates},     {"fused_candidates", report.generated_candidates},
+      {"clusters", report.clusters},         {"parts", parts},
+      {"measured", report.measured},         {"cached", report.cached},
+      {"unbuildable", report.unbuildable},   {"rounds", report.rounds},
+      {"proven_optimal", report.proven_optimal}, {"planned_ms", report.planned_seconds * 1e3},
+      {"enumerate_seconds", report.enumerate_seconds}, {"profile_seconds", report.profile_seconds},
+      {"solve_seconds", report.solve_seconds}, {"codegen_seconds", report.codegen_seconds},
+      {"library_cached", report.library_cached}, {"kernels", kernels}};
+  return record.dump();
+}
 
 void print_orchestration(const orchestration::OrchestrationReport& report) {
   size_t largest = 0, narrowest_cuts = 0;
@@ -57,7 +85,9 @@ void compile_model(const CompileCommandOptions& options) {
   LoadedModel loaded = load_model(options.model, options.shapes, /*interpreter=*/false, options.compile,
                                   options.quiet, &report);
   if (!loaded.program) ORCHID_FAIL() << options.model << ": nothing to compile";
-  const runtime::MemoryPlan memory = runtime::save_artifact(*loaded.program, {options.model}, options.output_dir);
+  runtime::ArtifactInfo info{options.model, ""};
+  if (!options.compile.no_fusion) info.orchestration_json = orchestration_json(report, *loaded.program);
+  const runtime::MemoryPlan memory = runtime::save_artifact(*loaded.program, info, options.output_dir);
   if (options.quiet) return;
   const runtime::Program& program = *loaded.program;
   const size_t weights = constant_bytes(program.graph);
