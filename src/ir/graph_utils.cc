@@ -44,4 +44,14 @@ size_t constant_bytes(const Graph& graph) {
   return bytes;
 }
 
+std::vector<size_t> producer_nodes(const Graph& graph) {
+  std::vector<size_t> producer(graph.num_values(), kNoNode);
+  for (size_t n = 0; n < graph.nodes().size(); ++n) {
+    for (ValueId id : graph.nodes()[n].outputs) {
+      if (id != kNoValue) producer[size_t(id)] = n;
+    }
+  }
+  return producer;
+}
+
 }  // namespace orchid

@@ -1,6 +1,8 @@
 // Small whole-graph transformations and queries shared by passes.
 #pragma once
 
+#include <vector>
+
 #include "ir/graph.h"
 
 namespace orchid {
@@ -8,6 +10,11 @@ namespace orchid {
 // A copy holding only the values that graph inputs, outputs and nodes use,
 // renumbered densely in their original order; nodes unchanged otherwise.
 Graph remove_unused_values(const Graph& graph);
+
+// Per value: the index of the node that writes it, or kNoNode for graph
+// inputs and constants.
+constexpr size_t kNoNode = size_t(-1);
+std::vector<size_t> producer_nodes(const Graph& graph);
 
 // Bytes of data held by the graph's constants (its weights).
 size_t constant_bytes(const Graph& graph);

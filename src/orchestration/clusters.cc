@@ -4,12 +4,13 @@
 
 #include "codegen/cpu/emitter.h"
 #include "fission/primitive.h"
+#include "ir/graph_utils.h"
 
 namespace orchid::orchestration {
 
 namespace {
 
-constexpr size_t kNone = size_t(-1);
+constexpr size_t kNone = kNoNode;
 
 bool is_injective(const Node& node, const Graph& graph) {
   const std::optional<fission::PrimitiveKind> kind = fission::primitive_kind(node, graph);
@@ -18,13 +19,7 @@ bool is_injective(const Node& node, const Graph& graph) {
 
 // Per node: the node that reads its single output when exactly one node does
 // (possibly more than once) and it is not a graph output; kNone otherwise.
-std::vector<size_t> sole_readers(const Graph& graph) {
-  std::vector<size_t> producer(graph.num_values(), kNone);
-  for (size_t n = 0; n < graph.nodes().size(); ++n) {
-    for (ValueId id : graph.nodes()[n].outputs) {
-      if (id != kNoValue) producer[size_t(id)] = n;
-    }
-  }
+std::vector<size_t> sole_readers(const Graph& graph, const std::vector<size_t>& producer) {
   std::vector<size_t> reader(graph.nodes().size(), kNone);
   std::vector<bool> many(graph.nodes().size(), false);
   for (size_t n = 0; n < graph.nodes().size(); ++n) {
@@ -44,13 +39,7 @@ std::vector<size_t> sole_readers(const Graph& graph) {
   return reader;
 }
 
-void add_edges(const Graph& graph, ClusterGraph& clusters) {
-  std::vector<size_t> producer(graph.num_values(), kNone);
-  for (size_t n = 0; n < graph.nodes().size(); ++n) {
-    for (ValueId id : graph.nodes()[n].outputs) {
-      if (id != kNoValue) producer[size_t(id)] = n;
-    }
-  }
+void add_edges(const Graph& graph, const std::vector<size_t>& producer, ClusterGraph& clusters) {
   clusters.successors.assign(clusters.size(), {});
   clusters.predecessors.assign(clusters.size(), {});
   for (size_t n = 0; n < graph.nodes().size(); ++n) {
@@ -88,7 +77,8 @@ ClusterGraph build_clusters(const Graph& graph, const FusionRules& rules) {
     fusable[i] = !linear[i] && rules.can_fuse(graph, graph.nodes()[i]);
   }
   // Reverse topological order: a node's reader already knows its root.
-  const std::vector<size_t> reader = sole_readers(graph);
+  const std::vector<size_t> producer = producer_nodes(graph);
+  const std::vector<size_t> reader = sole_readers(graph, producer);
   std::vector<size_t> root(n);
   for (size_t i = n; i-- > 0;) {
     const size_t r = reader[i];
@@ -116,7 +106,7 @@ ClusterGraph build_clusters(const Graph& graph, const FusionRules& rules) {
     clusters.fusable[c] = clusters.fusable[c] && fusable[i];
     clusters.linear[c] = linear[i];
   }
-  add_edges(graph, clusters);
+  add_edges(graph, producer, clusters);
   return clusters;
 }
 

@@ -9,6 +9,7 @@
 #include "codegen/cpu/compiler.h"
 #include "codegen/cpu/emitter.h"
 #include "cost/cost_model.h"
+#include "ir/graph_utils.h"
 #include "orchestration/layout_model.h"
 #include "orchestration/solver.h"
 #include "runtime/kernels/cpu/generated_kernel.h"
@@ -88,12 +89,11 @@ class Orchestrator {
         for (size_t node : set_.clusters.members[c]) part_of_node[node] = p;
       }
     }
-    constexpr size_t kNone = size_t(-1);
+    constexpr size_t kNone = kNoNode;
+    const std::vector<size_t> producer = producer_nodes(graph_);
     std::vector<size_t> producer_part(graph_.num_values(), kNone);
-    for (size_t n = 0; n < graph_.nodes().size(); ++n) {
-      for (ValueId id : graph_.nodes()[n].outputs) {
-        if (id != kNoValue) producer_part[size_t(id)] = part_of_node[n];
-      }
+    for (size_t id = 0; id < producer.size(); ++id) {
+      if (producer[id] != kNoNode) producer_part[id] = part_of_node[producer[id]];
     }
     std::vector<bool> read_elsewhere(graph_.num_values(), false);
     for (ValueId id : graph_.outputs()) read_elsewhere[size_t(id)] = true;
@@ -128,7 +128,7 @@ class Orchestrator {
       problems_[p].problem.kernels.push_back(std::move(kernel));
     }
     for (size_t p = 0; p < problems_.size(); ++p) problems_[p].problem.num_tensors = int(tensor_ids[p].size());
-    add_node_covers(part_of_node, read_elsewhere);
+    add_node_covers(part_of_node, producer, read_elsewhere);
     for (size_t p = 0; p < problems_.size(); ++p) add_layouts(problems_[p], tensor_ids[p]);
   }
 
@@ -173,20 +173,15 @@ class Orchestrator {
   // then need only 1/8 of a writer, and so on upstream: on a transformer
   // layer its bound was 1/24 of the optimum and CBC took 20 s per solve.
   // As cuts with an empty all_of: "some kernel of one_of is chosen".
-  void add_node_covers(const std::vector<size_t>& part_of_node, const std::vector<bool>& required_value) {
+  void add_node_covers(const std::vector<size_t>& part_of_node, const std::vector<size_t>& producer,
+                       const std::vector<bool>& required_value) {
     const size_t n = graph_.nodes().size();
     std::vector<bool> needed(n, false);
-    std::vector<size_t> producer(graph_.num_values(), size_t(-1));
-    for (size_t i = 0; i < n; ++i) {
-      for (ValueId id : graph_.nodes()[i].outputs) {
-        if (id != kNoValue) producer[size_t(id)] = i;
-      }
-    }
     for (size_t i = n; i-- > 0;) {
       for (ValueId id : graph_.nodes()[i].outputs) needed[i] = needed[i] || (id != kNoValue && required_value[size_t(id)]);
       if (!needed[i]) continue;
       for (ValueId id : graph_.nodes()[i].inputs) {
-        if (id == kNoValue || producer[size_t(id)] == size_t(-1)) continue;
+        if (id == kNoValue || producer[size_t(id)] == kNoNode) continue;
         if (part_of_node[producer[size_t(id)]] == part_of_node[i]) needed[producer[size_t(id)]] = true;
       }
     }
