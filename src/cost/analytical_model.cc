@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <set>
 
+#include "fission/primitive.h"
 #include "support/error.h"
 
 namespace orchid::cost {
@@ -91,6 +92,26 @@ KernelWork kernel_work(const Graph& graph, const runtime::KernelGroup& group) {
   moved.insert(group.outputs.begin(), group.outputs.end());
   moved.erase(kNoValue);
   for (ValueId id : moved) work.bytes += value_bytes(graph, id);
+  return work;
+}
+
+ProgramWork program_work(const runtime::Program& program) {
+  const Graph& graph = program.graph;
+  std::set<size_t> computed;
+  for (const runtime::KernelGroup& group : program.kernels) computed.insert(group.nodes.begin(), group.nodes.end());
+  ProgramWork work;
+  std::set<ValueId> moved(graph.inputs().begin(), graph.inputs().end());
+  moved.insert(graph.outputs().begin(), graph.outputs().end());
+  for (size_t index : computed) {
+    const Node& node = graph.nodes().at(index);
+    const double flops = node_flops(graph, node);
+    work.flops += flops;
+    if (fission::primitive_kind(node, graph) == fission::PrimitiveKind::Linear) work.linear_flops += flops;
+    for (ValueId id : node.inputs) {
+      if (id != kNoValue && graph.value(id).is_constant()) moved.insert(id);
+    }
+  }
+  for (ValueId id : moved) work.min_bytes += value_bytes(graph, id);
   return work;
 }
 

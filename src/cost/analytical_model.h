@@ -12,6 +12,7 @@
 #include "cost/machine.h"
 #include "ir/graph.h"
 #include "runtime/kernel.h"
+#include "runtime/program.h"
 
 namespace orchid::cost {
 
@@ -21,6 +22,17 @@ struct KernelWork {
 };
 
 KernelWork kernel_work(const Graph& graph, const runtime::KernelGroup& group);
+
+// The least work a whole program must do, for a roofline bound: the flops of
+// every primitive its kernels compute (once, however many kernels compute
+// it), those of linear primitives (Conv, ConvTranspose, MatMul, Gemm) apart,
+// and the bytes of its weights, inputs and outputs, each moved once.
+struct ProgramWork {
+  double flops = 0;
+  double linear_flops = 0;
+  double min_bytes = 0;
+};
+ProgramWork program_work(const runtime::Program& program);
 
 class AnalyticalModel {
  public:

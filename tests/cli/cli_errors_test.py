@@ -302,11 +302,22 @@ def artifact_cases(d):
         last = proc.stdout.strip().splitlines()[-1]
         result = json.loads(last)
         assert "median_ms" in result and "arena_bytes" in result, f"bench --json last line: {last}"
+        work = result.get("work", {})
+        assert 0 < work.get("linear_flops", 0) <= work.get("flops", 0), f"bench --json work: {work}"
+        assert work.get("min_bytes", 0) > 0, f"bench --json work: {work}"
 
     proc = expect_ok("bench the artifact", ["bench", art, "--runs", "1", "--warmup", "0", "--threads", "1",
                                             "--json"])
     if proc.returncode == 0:
         expect_true("bench --json prints JSON on the last line", bench_json)
+
+    def machine_json():
+        result = json.loads(machine.stdout.strip().splitlines()[-1])
+        assert result["flops_per_second"] > 1e8 and result["bytes_per_second"] > 1e8, f"machine --json: {result}"
+
+    machine = expect_ok("measure the machine's peaks", ["machine", "--threads", "1", "--json"])
+    if machine.returncode == 0:
+        expect_true("machine --json prints positive peaks on the last line", machine_json)
 
     def broken_copy(name):
         folder = os.path.join(d, name)

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common.h"
+#include "cost/analytical_model.h"
 #include "runtime/executable.h"
 #include "support/error.h"
 #include "support/parallel.h"
@@ -47,6 +48,7 @@ void bench(const BenchOptions& options) {
   set_num_threads(options.threads);
   const auto compile_start = std::chrono::steady_clock::now();
   LoadedModel loaded = load_model(options.model, options.shapes, /*interpreter=*/false, options.compile);
+  const cost::ProgramWork work = cost::program_work(*loaded.program);
   runtime::Executable executable(std::move(*loaded.program));
   const double compile_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - compile_start).count();
   std::mt19937_64 rng(options.seed);
@@ -75,6 +77,9 @@ void bench(const BenchOptions& options) {
                            options.warmup, median_ms, min_ms)
             << fmt::format("arena {:.2f} MB (intermediates {:.2f} MB without reuse), weights {:.2f} MB\n",
                            memory.arena_bytes / 1e6, memory.intermediate_bytes / 1e6, executable.weight_bytes() / 1e6)
+            << fmt::format("work: {:.3f} GFLOP ({:.3f} in linear primitives), at least {:.2f} MB moved (weights, "
+                           "inputs, outputs once)\n",
+                           work.flops / 1e9, work.linear_flops / 1e9, work.min_bytes / 1e6)
             << "top kernels (mean time per run):\n";
   nlohmann::json top = nlohmann::json::array();
   for (size_t i = 0; i < std::min<size_t>(options.top ? size_t(options.top) : by_time.size(), by_time.size()); ++i) {
@@ -108,7 +113,9 @@ void bench(const BenchOptions& options) {
                               {"median_ms", median_ms}, {"min_ms", min_ms},            {"kernels", executable.num_kernels()},
                               {"arena_bytes", memory.arena_bytes}, {"intermediate_bytes", memory.intermediate_bytes},
                               {"weight_bytes", executable.weight_bytes()}, {"compile_s", compile_s},
-                              {"top_kernels", top}, {"implementation_ms", implementations}};
+                              {"top_kernels", top}, {"implementation_ms", implementations},
+                              {"work", {{"flops", work.flops}, {"linear_flops", work.linear_flops},
+                                        {"min_bytes", work.min_bytes}}}};
     std::cout << result.dump() << "\n";
   }
 }
@@ -120,8 +127,9 @@ void add_bench_command(CLI::App& app, int& status) {
   CLI::App* command = app.add_subcommand(
       "bench",
       "Time a model: compile it (or load a compiled folder), warm up, time --runs runs on random inputs, "
-      "and print the median and minimum latency, the ten kernels that take the most time, and the arena "
-      "size. --json adds one JSON object on the last line (median_ms, min_ms, kernels, arena_bytes, ...).");
+      "and print the median and minimum latency, the ten kernels that take the most time, the arena "
+      "size, and the program's work (flops; bytes of weights, inputs and outputs). --json adds one JSON "
+      "object on the last line (median_ms, min_ms, kernels, arena_bytes, work, ...).");
   command->add_option("model", options->model, "An ONNX model file or a compiled artifact folder")->required();
   add_threads_option(*command, options->threads);
   options->compile.add_to(*command);

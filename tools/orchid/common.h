@@ -67,5 +67,6 @@ void add_check_command(CLI::App& app, int& status);
 void add_show_command(CLI::App& app, int& status);
 void add_compile_command(CLI::App& app, int& status);
 void add_bench_command(CLI::App& app, int& status);
+void add_machine_command(CLI::App& app, int& status);
 
 }  // namespace orchid::cli

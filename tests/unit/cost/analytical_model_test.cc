@@ -36,6 +36,18 @@ TEST(CostAnalytical, ValuesInsideAGroupMoveNoBytes) {
   EXPECT_DOUBLE_EQ(fused.bytes, 4.0 * (192 + 108 + 256));
 }
 
+TEST(CostAnalytical, ProgramWorkCountsEachComputedNodeOnce) {
+  runtime::Program program;
+  program.graph = conv_relu_graph();
+  // The Conv is computed twice (alone, and again fused with the Relu): its
+  // flops count once; only the graph's input, weight and output move.
+  program.kernels = {runtime::make_group(program.graph, {0}), runtime::make_group(program.graph, {0, 1})};
+  ProgramWork work = program_work(program);
+  EXPECT_DOUBLE_EQ(work.linear_flops, 2.0 * 1 * 4 * 64 * 3 * 9);
+  EXPECT_DOUBLE_EQ(work.flops, work.linear_flops + 256);
+  EXPECT_DOUBLE_EQ(work.min_bytes, 4.0 * (192 + 108 + 256));
+}
+
 TEST(CostAnalytical, GroupedConvFlops) {
   GraphBuilder b;
   ValueId x = b.input("x", {2, 4, 6, 6});
