@@ -3,7 +3,8 @@
 // Global pools are reductions over the spatial axes. Windowed pools (MaxPool,
 // AveragePool, LpPool) become a constant Pad followed by one strided Slice
 // per kernel tap (the tap's input at every output position) folded with Max
-// or Add. The geometry (pads, auto_pad, ceil_mode, dilations) comes from the
+// or Add; MaxPool without Indices folds one spatial axis at a time (exact for
+// max, and sum(k) Slices instead of prod(k)). The geometry (pads, auto_pad, ceil_mode, dilations) comes from the
 // reference's own window_geometry, so the rewrite reads exactly the inputs the
 // reference reads; AveragePool divides by a count tensor computed here from
 // that geometry, exact for count_include_pad = 0/1 and ceil_mode edge windows.
@@ -80,6 +81,29 @@ ValueId fold_taps(FissionBuilder& b, ValueId padded, const WindowGeometry& g, co
     acc = acc == kNoValue ? piece : b.binary(combine, acc, piece);
   });
   return acc;
+}
+
+// Max over the window one spatial axis at a time: max is associative and
+// commutative and a window is a box, so the max over a k x k window is the
+// max over k rows of the max over k columns, exactly, with sum(k) taps
+// instead of prod(k) (26 instead of 169 Slices for YOLO's 13x13 SPP pool).
+// An axis the window neither spans nor strides is left alone.
+ValueId max_per_axis(FissionBuilder& b, ValueId padded, const WindowGeometry& g) {
+  ValueId acc = padded;
+  for (size_t j = g.rank(); j-- > 0;) {
+    const int64_t axis = int64_t(j + 2), size = b.shape(acc)[size_t(axis)];
+    const int64_t span = (g.out[j] - 1) * g.strides[j] + 1;
+    if (g.kernel[j] == 1 && g.strides[j] == 1 && span == size) continue;
+    ValueId folded = kNoValue;
+    for (int64_t k = 0; k < g.kernel[j]; ++k) {
+      const int64_t start = k * g.dilations[j];
+      ValueId piece = b.slice(acc, {start}, {start + span}, {axis}, {g.strides[j]});
+      folded = folded == kNoValue ? piece : b.binary("Max", folded, piece);
+    }
+    acc = folded;
+  }
+  // A 1x1 window of stride 1: still one Slice, so the pool's output is a new value.
+  return acc == padded ? fold_taps(b, padded, g, "Max") : acc;
 }
 
 // AveragePool's divisor at every output position, shape [1, 1, out...]: the
@@ -262,7 +286,7 @@ std::vector<ValueId> max_pool(const Node& node, FissionBuilder& b) {
                                           : -std::numeric_limits<double>::infinity();
   ValueId padded = pad_input(b, x, g, lowest);
   if (node.outputs.size() > 1 && node.outputs[1] != kNoValue) return max_pool_with_indices(node, b, padded, g);
-  return {fold_taps(b, padded, g, "Max"), kNoValue};
+  return {max_per_axis(b, padded, g), kNoValue};
 }
 
 std::vector<ValueId> average_pool(const Node& node, FissionBuilder& b) {

@@ -79,14 +79,21 @@ TEST(PoolFission, GlobalPoolsAreReductions) {
   check_fission(pool_graph("GlobalLpPool", {1, 2, 7}, {}));
 }
 
-TEST(PoolFission, MaxPoolIsPadSlicesAndMax) {
+TEST(PoolFission, MaxPoolIsPadThenSlicesAndMaxPerAxis) {
   Attributes a = attrs_of({{"kernel_shape", std::vector<int64_t>{3, 3}},
                            {"strides", std::vector<int64_t>{2, 2}},
                            {"pads", std::vector<int64_t>{1, 1, 1, 1}}});
   Graph f = check_fission(pool_graph("MaxPool", {1, 2, 7, 8}, a));
+  // Three taps along each axis (3 + 3 Slices), not one per window tap (9).
   EXPECT_EQ(count_op(f, "Pad"), 1u);
-  EXPECT_EQ(count_op(f, "Slice"), 9u);
-  EXPECT_EQ(count_op(f, "Max"), 8u);
+  EXPECT_EQ(count_op(f, "Slice"), 6u);
+  EXPECT_EQ(count_op(f, "Max"), 4u);
+}
+
+TEST(PoolFission, MaxPoolOneByOneIsOneSlice) {
+  Graph f = check_fission(pool_graph("MaxPool", {1, 2, 5, 5}, attrs_of({{"kernel_shape", std::vector<int64_t>{1, 1}}})));
+  EXPECT_EQ(count_op(f, "Slice"), 1u);
+  EXPECT_EQ(count_op(f, "Max"), 0u);
 }
 
 TEST(PoolFission, MaxPoolGeometries) {
