@@ -44,6 +44,7 @@ struct PartProblem {
   std::vector<size_t> candidates;  // global candidate indices, in BLP kernel order
   BlpProblem problem;              // the candidates' kernels, then reorder pseudo-kernels
   LayoutExtension layouts;
+  std::vector<size_t> last_selection = {};  // the previous round's solution (BLP kernel indices)
 };
 
 class Orchestrator {
@@ -229,10 +230,12 @@ class Orchestrator {
     for (size_t p = 0; p < problems_.size(); ++p) {
       PartProblem& part = problems_[p];
       for (size_t k = 0; k < part.candidates.size(); ++k) part.problem.kernels[k].cost = blp_cost(part.candidates[k]);
-      const BlpSolution solution = solve_blp(*solver, part.problem, {options_.solver_time_limit});
+      const double budget = std::max(0.0, options_.solver_time_limit - report_.solve_seconds - seconds_since(start));
+      const BlpSolution solution = solve_blp(*solver, part.problem, {budget, part.last_selection});
       if (!solution.feasible) ORCHID_FAIL() << "orchestration found no plan for part " << p << " (an internal limit)";
       optimal = optimal && solution.proven_optimal;
       planned += solution.cost;
+      part.last_selection = solution.chosen;
       for (size_t k : solution.chosen) {
         if (k < part.layouts.real_kernels) chosen[p].push_back(part.candidates[k]);
       }

@@ -31,7 +31,10 @@ struct OrchestrateOptions {
   bool profile = true;       // false: analytical costs only (--no-profile)
   int threads = 1;           // the thread count kernels are timed (and will run) with
   std::string cache_dir;     // empty: default_cache_dir()
-  double solver_time_limit = 60;  // seconds per solver call
+  // Seconds for all BLP solves of a compile together: when they are spent,
+  // each part keeps its best selection so far (the previous round's at
+  // worst) and the plan is reported as not proven optimal.
+  double solver_time_limit = 60;
   int max_rounds = 16;       // profile-and-resolve rounds
   CandidateOptions candidates;
   std::function<void(const Progress&)> progress;

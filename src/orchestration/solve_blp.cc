@@ -3,6 +3,8 @@
 // solver's answer for an execution order and, when there is none, adds the
 // cut execution_order gives (it excludes that selection and no executable
 // one), so the final answer is the cheapest executable selection.
+#include <algorithm>
+
 #include "orchestration/solver.h"
 #include "support/error.h"
 
@@ -13,6 +15,9 @@ namespace {
 // turns a pathological problem (exponentially many cyclic optima) into an
 // error instead of a hang.
 constexpr int kMaxRounds = 1000;
+// A round started with the time nearly spent still gets this long, enough to
+// read back a start selection or to find a first one on a small part.
+constexpr double kMinRoundSeconds = 0.5;
 
 }  // namespace
 
@@ -20,7 +25,9 @@ BlpSolution solve_blp(Solver& solver, BlpProblem problem, const SolveOptions& op
   double seconds = 0;
   bool every_round_proven = true;
   for (int round = 1; round <= kMaxRounds; ++round) {
-    BlpSolution solution = solver.solve_once(problem, options);
+    SolveOptions round_options = options;
+    round_options.time_limit_seconds = std::max(kMinRoundSeconds, options.time_limit_seconds - seconds);
+    BlpSolution solution = solver.solve_once(problem, round_options);
     seconds += solution.seconds;
     every_round_proven = every_round_proven && solution.proven_optimal;
     solution.seconds = seconds;

@@ -9,7 +9,12 @@
 namespace orchid::orchestration {
 
 struct SolveOptions {
-  double time_limit_seconds = 60;  // per solver call; on expiry the best selection found, not proven optimal
+  double time_limit_seconds = 60;  // on expiry the best selection found, not proven optimal
+  // An executable selection to start from (kernel indices; empty: none): the
+  // solver's first incumbent, so a solve cut short by the time limit returns
+  // nothing worse. Cuts never exclude it (they only exclude selections
+  // without an execution order).
+  std::vector<size_t> start = {};
 };
 
 class Solver {
@@ -32,8 +37,8 @@ std::unique_ptr<Solver> make_brute_force_solver();
 // Solves to an executable selection: solve_once, then execution_order; while
 // the selection has no order, add its cut and solve again. The solution's
 // `chosen` is in execution order; `seconds` and `rounds` cover every round,
-// proven_optimal holds only if every round was proven. More than 1000 rounds
-// throw orchid::InternalError.
+// proven_optimal holds only if every round was proven. The time limit covers
+// all rounds together. More than 1000 rounds throw orchid::InternalError.
 BlpSolution solve_blp(Solver& solver, BlpProblem problem, const SolveOptions& options = {});
 
 }  // namespace orchid::orchestration

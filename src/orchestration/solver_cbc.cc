@@ -122,6 +122,17 @@ void silence(OsiSolverInterface& solver) {
   solver.setHintParam(OsiDoReducePrint, true, OsiHintTry);
 }
 
+// Gives CBC a known selection as its incumbent (checked by CBC against the
+// model: an infeasible start is ignored).
+void start_from(CbcModel& model, const BlpProblem& problem, const std::vector<size_t>& start) {
+  std::vector<double> values(problem.kernels.size(), 0.0);
+  for (size_t k : start) values.at(k) = 1.0;
+  const double* objective = model.solver()->getObjCoefficients();
+  double cost = 0;
+  for (size_t k = 0; k < values.size(); ++k) cost += objective[k] * values[k];
+  model.setBestSolution(values.data(), int(values.size()), cost, /*check=*/true);
+}
+
 OsiClpSolverInterface build_lp(const BlpProblem& problem, const std::vector<Row>& rows) {
   int num_columns = static_cast<int>(problem.kernels.size());
   CoinPackedMatrix matrix(false, 0, 0);  // row ordered
@@ -183,6 +194,7 @@ class CbcSolver final : public Solver {
     model.setUseElapsedTime(true);
     model.setMaximumSeconds(options.time_limit_seconds);
     model.initialSolve();
+    if (!options.start.empty()) start_from(model, problem, options.start);
     model.branchAndBound();
 
     const double* best = model.bestSolution();

@@ -394,12 +394,17 @@ TEST(BlpSolve, RandomGraphsWithCheapFusionNeedCuts) {
   EXPECT_GT(cut_problems, 0);
 }
 
-TEST(BlpSolve, TimeLimitReturnsAFeasiblePlanOrSaysNotProven) {
+// Wide and deep: many overlapping fused candidates (34 to 40 kernels).
+BlpProblem wide_random_problem() {
   std::mt19937 rng(7);
-  // Wide and deep: many overlapping fused candidates.
   BlpProblem problem;
   for (int attempt = 0; attempt < 1000 && (problem.kernels.size() < 34 || problem.kernels.size() > 40); ++attempt)
     problem = random_problem(rng, 24, 16);
+  return problem;
+}
+
+TEST(BlpSolve, TimeLimitReturnsAFeasiblePlanOrSaysNotProven) {
+  BlpProblem problem = wide_random_problem();
   ASSERT_GE(problem.kernels.size(), 34u);
   ASSERT_LE(problem.kernels.size(), 40u);
   SolveOptions tiny{.time_limit_seconds = 1e-4};
@@ -417,6 +422,34 @@ TEST(BlpSolve, TimeLimitReturnsAFeasiblePlanOrSaysNotProven) {
   expect_executable_plan(problem, cbc);
   EXPECT_TRUE(cbc.proven_optimal);
   EXPECT_TRUE(brute.proven_optimal);
+  EXPECT_NEAR(cbc.cost, brute.cost, 1e-9 * brute.cost);
+}
+
+
+// Profile-and-resolve starts each round from the previous round's plan: when
+// the time runs out, CBC returns that plan (or a better one), never nothing.
+TEST(BlpSolve, StartSelectionIsKeptWhenTheTimeRunsOut) {
+  BlpProblem problem = wide_random_problem();
+  BlpSolution best = solve_blp(*make_brute_force_solver(), problem);
+  ASSERT_TRUE(best.feasible);
+  BlpSolution cbc = solve_blp(*make_cbc_solver(), problem, {1e-4, best.chosen});
+  ASSERT_TRUE(cbc.feasible);
+  expect_executable_plan(problem, cbc);
+  EXPECT_LE(cbc.cost, best.cost * (1 + 1e-9));
+}
+
+// A start only seeds the search: from a worse plan CBC still proves the optimum.
+TEST(BlpSolve, AWorseStartStillEndsAtTheOptimum) {
+  BlpProblem problem = wide_random_problem();
+  BlpProblem other_costs = problem;
+  std::mt19937 rng(11);
+  for (BlpKernel& k : other_costs.kernels) k.cost *= std::uniform_real_distribution<double>(0.2, 5.0)(rng);
+  BlpSolution start = solve_blp(*make_cbc_solver(), other_costs);
+  ASSERT_TRUE(start.feasible);
+  BlpSolution cbc = solve_blp(*make_cbc_solver(), problem, {60, start.chosen});
+  BlpSolution brute = solve_blp(*make_brute_force_solver(), problem);
+  expect_executable_plan(problem, cbc);
+  EXPECT_TRUE(cbc.proven_optimal);
   EXPECT_NEAR(cbc.cost, brute.cost, 1e-9 * brute.cost);
 }
 
