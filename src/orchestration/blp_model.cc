@@ -178,4 +178,61 @@ double selection_cost(const BlpProblem& problem, const std::vector<size_t>& chos
   return cost;
 }
 
+namespace {
+
+// Whether `order`, run as listed, finds each kernel's inputs written before it
+// and writes every required tensor.
+bool runs_in_order(const BlpProblem& problem, const std::vector<size_t>& order) {
+  std::vector<char> written(size_t(problem.num_tensors), 0);
+  for (int t : problem.available) written[size_t(t)] = 1;
+  for (size_t k : order) {
+    for (int t : problem.kernels[k].inputs) {
+      if (!written[size_t(t)]) return false;
+    }
+    for (int t : problem.kernels[k].outputs) written[size_t(t)] = 1;
+  }
+  return std::all_of(problem.required.begin(), problem.required.end(), [&](int t) { return written[size_t(t)]; });
+}
+
+// Every kernel that can run, in the order they become runnable.
+std::vector<size_t> runnable_kernels(const BlpProblem& problem) {
+  std::vector<char> written(size_t(problem.num_tensors), 0), taken(problem.kernels.size(), 0);
+  for (int t : problem.available) written[size_t(t)] = 1;
+  std::vector<size_t> order;
+  for (bool grew = true; grew;) {
+    grew = false;
+    for (size_t k = 0; k < problem.kernels.size(); ++k) {
+      const BlpKernel& kernel = problem.kernels[k];
+      if (taken[k] || !std::all_of(kernel.inputs.begin(), kernel.inputs.end(),
+                                   [&](int t) { return written[size_t(t)]; })) {
+        continue;
+      }
+      taken[k] = 1;
+      order.push_back(k);
+      for (int t : kernel.outputs) written[size_t(t)] = 1;
+      grew = true;
+    }
+  }
+  return order;
+}
+
+}  // namespace
+
+std::optional<std::vector<size_t>> greedy_selection(const BlpProblem& problem) {
+  std::vector<size_t> order = runnable_kernels(problem);
+  if (!runs_in_order(problem, order)) return std::nullopt;
+  std::vector<size_t> by_cost = order;
+  std::stable_sort(by_cost.begin(), by_cost.end(),
+                   [&](size_t a, size_t b) { return problem.kernels[a].cost > problem.kernels[b].cost; });
+  for (size_t k : by_cost) {
+    std::vector<size_t> without;
+    without.reserve(order.size());
+    for (size_t j : order) {
+      if (j != k) without.push_back(j);
+    }
+    if (runs_in_order(problem, without)) order = std::move(without);
+  }
+  return order;
+}
+
 }  // namespace orchid::orchestration

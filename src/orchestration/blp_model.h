@@ -65,4 +65,12 @@ bool satisfies_constraints(const BlpProblem& problem, const std::vector<size_t>&
 
 double selection_cost(const BlpProblem& problem, const std::vector<size_t>& chosen);
 
+// A cheap executable selection, in execution order, or nullopt when the
+// problem has none: every kernel whose inputs can be produced, taken in the
+// order they become runnable, then each one dropped, most expensive first,
+// where the rest still runs in that order and writes every required tensor.
+// Solvers start from it, so a solve cut short by its time limit still has a
+// plan.
+std::optional<std::vector<size_t>> greedy_selection(const BlpProblem& problem);
+
 }  // namespace orchid::orchestration

@@ -50,7 +50,7 @@ struct Part {
 };
 
 struct CandidateOptions {
-  size_t max_candidates_per_part = 500;
+  size_t max_candidates_per_part = 150;
   size_t max_kernel_clusters = 12;
   size_t max_kernel_nodes = 96;
 };

@@ -453,6 +453,27 @@ TEST(BlpSolve, AWorseStartStillEndsAtTheOptimum) {
   EXPECT_NEAR(cbc.cost, brute.cost, 1e-9 * brute.cost);
 }
 
+// The solvers' first incumbent: executable, in order, no cheaper than optimal.
+TEST(BlpSolve, GreedySelectionIsAnExecutablePlan) {
+  std::mt19937 rng(99);
+  for (int trial = 0; trial < 100; ++trial) {
+    BlpProblem problem = random_problem(rng, 12, 14);
+    SCOPED_TRACE("trial " + std::to_string(trial));
+    std::optional<std::vector<size_t>> greedy = greedy_selection(problem);
+    ASSERT_TRUE(greedy.has_value());
+    EXPECT_TRUE(is_execution_order(problem, *greedy));
+    EXPECT_TRUE(satisfies_constraints(problem, *greedy));
+    const BlpSolution best = solve_blp(*make_brute_force_solver(), problem);
+    EXPECT_GE(selection_cost(problem, *greedy), best.cost * (1 - 1e-9));
+  }
+}
+
+TEST(BlpSolve, GreedySelectionOfAnInfeasibleProblemIsNone) {
+  // Tensor 1 is required; its only writer reads tensor 2, which nothing writes.
+  BlpProblem problem{3, {0}, {1}, {kernel(1, {2}, {1})}, {}};
+  EXPECT_FALSE(greedy_selection(problem).has_value());
+}
+
 TEST(BlpSolve, BruteForceRefusesLargeProblems) {
   BlpProblem problem{1, {0}, {}, std::vector<BlpKernel>(41, kernel(1, {0}, {0})), {}};
   EXPECT_THROW(make_brute_force_solver()->solve_once(problem, {}), InternalError);
