@@ -49,6 +49,10 @@ def main():
     with open(report) as f:
         text = f.read()
     expect("| infogan | 1 |" in text and "Geometric mean at 1 thread" in text, "report lacks the infogan row")
+    # --replot measures nothing; a run compared with itself moved by 0%.
+    compared = subprocess.run([sys.executable, os.path.join(ROOT, "bench", "run"), "--orchid", orchid, "--replot", raw,
+                               "--compare", raw], check=True, capture_output=True, text=True).stdout
+    expect("infogan threads=1" in compared and "largest change 0.0%" in compared, f"--compare printed: {compared}")
     for problem in problems:
         print(f"FAIL {problem}")
     print("bench harness: " + ("ok" if not problems else f"{len(problems)} problem(s)"))
