@@ -112,6 +112,17 @@ class LinearKernel : public Kernel {
     dnnl::primitive_attr attr;
     attr.set_post_ops(post_ops(tensor_md));
     create_primitive(src_md, weights_md, bias_md, dst_md, attr);
+    // Where no fast implementation takes the operand in those layouts,
+    // oneDNN 2.6 falls to gemm:jit in them, and its channels-last binary
+    // post-op reads the operand wrongly (a 15x1 conv + residual Add on
+    // 64x32x32 was off by 1.5, GCN's global convolution): gemm:jit in plain
+    // NCHW is correct (the model and conformance tests run it).
+    if (!matmul && has_tensor_operand() && name_.find("gemm") != std::string::npos && src_md != plain(a.src)) {
+      src_md = plain(a.src);
+      dst_md = tensor_md = plain(a.dst);
+      attr.set_post_ops(post_ops(tensor_md));
+      create_primitive(src_md, weights_md, bias_md, dst_md, attr);
+    }
     bind_activations();
     bind_weights(graph, group, constant_weights);
     bind_post_op_operands(group);
