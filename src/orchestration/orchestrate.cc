@@ -231,9 +231,9 @@ class Orchestrator {
       PartProblem& part = problems_[p];
       for (size_t k = 0; k < part.candidates.size(); ++k) part.problem.kernels[k].cost = blp_cost(part.candidates[k]);
       const double budget = std::max(0.0, options_.solver_time_limit - report_.solve_seconds - seconds_since(start));
-      std::vector<size_t> start = part.last_selection;
-      if (start.empty()) start = greedy_selection(part.problem).value_or(std::vector<size_t>{});
-      const BlpSolution solution = solve_blp(*solver, part.problem, {budget, start});
+      std::vector<size_t> initial = part.last_selection;
+      if (initial.empty()) initial = greedy_selection(part.problem).value_or(std::vector<size_t>{});
+      const BlpSolution solution = solve_blp(*solver, part.problem, {budget, initial});
       if (!solution.feasible) ORCHID_FAIL() << "orchestration found no plan for part " << p << " (an internal limit)";
       optimal = optimal && solution.proven_optimal;
       planned += solution.cost;
