@@ -93,14 +93,14 @@ def vit_small():
 
 
 class PostNormLayer(nn.Module):
-    """BERT encoder layer (post-norm): LN(x + Attn(x)), then LN(x + FFN(x))."""
+    """Post-norm encoder layer (BERT, RoBERTa, Longformer): LN(x + Attn(x)), then LN(x + FFN(x))."""
 
-    def __init__(self, dim, heads, ffn):
+    def __init__(self, dim, attn, ffn, eps):
         super().__init__()
-        self.attn = SelfAttention(dim, heads)
-        self.norm1 = nn.LayerNorm(dim, eps=1e-12)
+        self.attn = attn
+        self.norm1 = nn.LayerNorm(dim, eps=eps)
         self.ffn = Mlp(dim, ffn)
-        self.norm2 = nn.LayerNorm(dim, eps=1e-12)
+        self.norm2 = nn.LayerNorm(dim, eps=eps)
 
     def forward(self, x):
         x = self.norm1(x + self.attn(x))
@@ -117,7 +117,7 @@ class BertEncoder(nn.Module):
         self.pos = nn.Parameter(torch.randn(1, seq, dim) * 0.02)  # positions 0..seq-1, all used
         self.token_type = nn.Parameter(torch.randn(1, 1, dim) * 0.02)  # token type 0 everywhere
         self.norm = nn.LayerNorm(dim, eps=1e-12)
-        self.layers = nn.Sequential(*[PostNormLayer(dim, heads, ffn) for _ in range(layers)])
+        self.layers = nn.Sequential(*[PostNormLayer(dim, SelfAttention(dim, heads), ffn, 1e-12) for _ in range(layers)])
 
     def forward(self, ids):
         x = self.norm(self.tok(ids) + self.pos + self.token_type)
@@ -173,28 +173,14 @@ class SlidingWindowAttention(nn.Module):
         return self.proj(out.transpose(1, 2).reshape(b, n, c))
 
 
-class LongformerLayer(nn.Module):
-    """Longformer encoder layer (post-norm like BERT/RoBERTa): LN(x + SlidingAttn(x)), LN(x + FFN(x))."""
-
-    def __init__(self, dim, heads, seq, window, dilation, ffn):
-        super().__init__()
-        self.attn = SlidingWindowAttention(dim, heads, seq, window, dilation)
-        self.norm1 = nn.LayerNorm(dim, eps=1e-5)
-        self.ffn = Mlp(dim, ffn)
-        self.norm2 = nn.LayerNorm(dim, eps=1e-5)
-
-    def forward(self, x):
-        x = self.norm1(x + self.attn(x))
-        return self.norm2(x + self.ffn(x))
-
-
 class Longformer(nn.Module):
     """Longformer-style encoder on float embeddings (1, seq, hidden): local sliding-window attention
     only (no global tokens); the second layer's window is dilated by 2, as in Longformer's upper layers."""
 
     def __init__(self, seq=1024, dim=512, heads=8, window=64, dilations=(1, 2), ffn=2048):
         super().__init__()
-        self.layers = nn.Sequential(*[LongformerLayer(dim, heads, seq, window, d, ffn) for d in dilations])
+        self.layers = nn.Sequential(*[PostNormLayer(dim, SlidingWindowAttention(dim, heads, seq, window, d), ffn, 1e-5)
+                                      for d in dilations])
 
     def forward(self, x):
         return self.layers(x)
