@@ -1,0 +1,8 @@
+// Derivation rules: layout family (rules/rules.h). Placeholder until written.
+#include "derivation/rules/rules.h"
+
+namespace orchid::derivation::rules {
+
+std::vector<RulePtr> layout_rules() { return {}; }
+
+}  // namespace orchid::derivation::rules

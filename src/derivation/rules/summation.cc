@@ -1,0 +1,8 @@
+// Derivation rules: summation family (rules/rules.h). Placeholder until written.
+#include "derivation/rules/rules.h"
+
+namespace orchid::derivation::rules {
+
+std::vector<RulePtr> summation_rules() { return {}; }
+
+}  // namespace orchid::derivation::rules
