@@ -5,9 +5,35 @@
 
 namespace orchid {
 
+namespace {
+
+// What a small graph costs as the pipeline plans it: orchestration's planned
+// time (measured kernels where profiling is on), or the baseline plan's.
+double planned_seconds(const Graph& graph, const CompileOptions& options) {
+  orchestration::OrchestrateOptions o = options.orchestration;
+  o.progress = nullptr;
+  if (!options.fusion) o.candidates.max_kernel_nodes = 1;  // one kernel per primitive, as the baseline
+  orchestration::OrchestrationReport report;
+  orchestration::orchestrate(graph, o, &report);
+  return report.planned_seconds;
+}
+
+}  // namespace
+
+Graph derive_primitives(Graph primitives, const CompileOptions& options, derivation::DeriveReport* report) {
+  derivation::DeriveOptions d;
+  d.search = options.derive_search;
+  d.cost = [&](const Graph& g) { return planned_seconds(g, options); };
+  if (options.orchestration.progress) {
+    d.progress = [&](size_t done, size_t total) { options.orchestration.progress({"deriving", done, total, -1}); };
+  }
+  return derivation::derive(primitives, d, report);
+}
+
 runtime::Program compile(const Graph& graph, const CompileOptions& options,
-                         orchestration::OrchestrationReport* report) {
+                         orchestration::OrchestrationReport* report, derivation::DeriveReport* derive_report) {
   Graph primitives = fission::fission(graph);
+  if (options.derive) primitives = derive_primitives(std::move(primitives), options, derive_report);
   if (options.fusion) return orchestration::orchestrate(std::move(primitives), options.orchestration, report);
   runtime::Program program;
   program.graph = std::move(primitives);

@@ -1,10 +1,14 @@
 // The compiler pipeline as one readable function (DESIGN.md): an imported
 // graph in, a program of kernels out.
-//   fission -> candidates -> costs -> BLP -> codegen   (orchestration/orchestrate.h)
-// or, with fusion off, fission -> one kernel per primitive (linear
-// primitives keep the epilogues oneDNN absorbs): the baseline plan.
+//   fission -> [derive] -> candidates -> costs -> BLP -> codegen   (orchestration/orchestrate.h)
+// or, with fusion off, fission -> [derive] -> one kernel per primitive
+// (linear primitives keep the epilogues oneDNN absorbs): the baseline plan.
+// Derivation (derivation/derive.h) replaces linear primitives by derived
+// forms where those measure faster; each form is costed as the rest of the
+// pipeline would plan it.
 #pragma once
 
+#include "derivation/derive.h"
 #include "ir/graph.h"
 #include "orchestration/orchestrate.h"
 #include "runtime/program.h"
@@ -12,11 +16,18 @@
 namespace orchid {
 
 struct CompileOptions {
-  bool fusion = true;  // false: the baseline plan (`--no-fusion`)
+  bool fusion = true;   // false: the baseline plan (`--no-fusion`)
+  bool derive = false;  // `--derive`
+  derivation::SearchOptions derive_search = derivation::default_derive_search_options();
   orchestration::OrchestrateOptions orchestration;
 };
 
 runtime::Program compile(const Graph& graph, const CompileOptions& options = {},
-                         orchestration::OrchestrationReport* report = nullptr);
+                         orchestration::OrchestrationReport* report = nullptr,
+                         derivation::DeriveReport* derive_report = nullptr);
+
+// The derivation stage alone, on a primitive graph (fission's output), with
+// the costs compile() would use: for `orchid explain` and the benchmarks.
+Graph derive_primitives(Graph primitives, const CompileOptions& options, derivation::DeriveReport* report);
 
 }  // namespace orchid

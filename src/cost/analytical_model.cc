@@ -4,6 +4,7 @@
 #include <set>
 
 #include "fission/primitive.h"
+#include "reference/ops/banded.h"
 #include "support/error.h"
 
 namespace orchid::cost {
@@ -67,7 +68,16 @@ double memory_bound_flops(const Graph& graph, const Node& node) {
   return elements;
 }
 
+// G2BMM and GBMM: Bt * M * (2W + 1) * K multiply-adds, whichever of the
+// band and K is the output's last dimension (the other is A's). Taps whose
+// B row falls outside [0, N) are counted too.
+double banded_flops(const Graph& graph, const Node& node) {
+  const Shape& a = graph.type(node.inputs.at(0)).shape;
+  return 2.0 * double(numel(graph, node.outputs.at(0))) * (a.empty() ? 1.0 : double(a.back()));
+}
+
 double node_flops(const Graph& graph, const Node& node) {
+  if (reference::is_banded_op(node)) return banded_flops(graph, node);
   if (node.op == "Conv") return conv_flops(graph, node);
   if (node.op == "ConvTranspose") return conv_transpose_flops(graph, node);
   if (node.op == "MatMul") return matmul_flops(graph, node);

@@ -44,6 +44,9 @@ struct PatternMatch {
   // When no operator matched: the mismatched rows (iterator names) and a
   // short reason per pattern, for guided derivation and reports.
   std::vector<std::string> mismatched_iters;
+  // Mismatched rows summed over the patterns (each at least 1): the distance
+  // guided derivation lowers; fixing any pattern's row shows.
+  size_t pattern_rows = 0;
   std::string why_not;
 };
 
@@ -51,5 +54,38 @@ struct PatternMatch {
 // dilation, padding, groups; spatial dims formed by a loop iterator and a
 // tap iterator: A[.., s*o + d*t - p, ..]), G2BMM and GBMM.
 PatternMatch match_operator(const expr::ScopeNode& scope);
+
+// One spatial dimension of a Conv match: A's index stride*out + dilation*tap
+// + constant in dimension a_dim; tap alone in B.
+struct ConvSpatial {
+  expr::IterRange out, tap;
+  int64_t stride = 1, dilation = 1;
+  size_t a_dim = 0;
+};
+
+// A match with the operator's parameters: the iterators of each role, in
+// the order they are flattened into the operator's dimension. Roles:
+//   MatMul  out[batch, rows, cols]  = Sum_reduce a[batch, rows, reduce] * b[batch, reduce, cols]
+//   Conv    out[batch, cols, o...]  = Sum_{reduce, taps} a[batch, reduce, x...] * b[cols, reduce, taps]
+//   G2BMM   out[batch, m, band]     = Sum_reduce a[batch, m, reduce] * b[batch, m + d*band + c, reduce]
+//   GBMM    out[batch, m, cols]     = Sum_band a[batch, m, band] * b[batch, m + d*band + c, cols]
+// Loop iterators in neither operand (the output is constant along them) are
+// in `broadcast`. a and b are the operands in the operator's order (which
+// may differ from the body's).
+struct LinearMatch {
+  LinearOp op = LinearOp::MatMul;
+  const expr::AccessNode* a = nullptr;
+  const expr::AccessNode* b = nullptr;
+  double scale = 1;
+  std::vector<expr::IterRange> batch, rows, cols, reduce, broadcast;
+  std::vector<ConvSpatial> spatial;  // Conv
+  expr::IterRange band;              // G2BMM / GBMM: w
+  int64_t dilation = 1;              // G2BMM / GBMM
+  size_t b_band_dim = 0;             // G2BMM / GBMM: B's dimension m + d*w + c
+};
+
+// The first operator `scope` matches, with its parameters; nullopt (and the
+// mismatch in *report when given) otherwise.
+std::optional<LinearMatch> match_linear(const expr::ScopeNode& scope, PatternMatch* report = nullptr);
 
 }  // namespace orchid::derivation

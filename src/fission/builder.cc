@@ -15,9 +15,10 @@ std::string FissionBuilder::fresh_name(const std::string& op) {
 }
 
 std::vector<ValueId> FissionBuilder::add(const std::string& op, const std::vector<ValueId>& inputs,
-                                         Attributes attrs, size_t num_outputs) {
+                                         Attributes attrs, size_t num_outputs, const std::string& domain) {
   Node node;
   node.op = op;
+  node.domain = domain;
   node.name = fresh_name(op);
   node.inputs = inputs;
   node.attrs = std::move(attrs);

@@ -29,9 +29,10 @@ class FissionBuilder {
   const Tensor* constant_value(ValueId id) const;
 
   // Adds one operator node (a primitive, or an operator that a later rule
-  // rewrites) and returns its outputs.
+  // rewrites) and returns its outputs. `domain`: "" for ONNX's default
+  // domain, "ai.orchid" for Orchid's own primitives (G2BMM, GBMM).
   std::vector<ValueId> add(const std::string& op, const std::vector<ValueId>& inputs, Attributes attrs = {},
-                           size_t num_outputs = 1);
+                           size_t num_outputs = 1, const std::string& domain = "");
   ValueId add1(const std::string& op, const std::vector<ValueId>& inputs, Attributes attrs = {});
 
   ValueId constant(Tensor value);

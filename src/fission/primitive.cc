@@ -2,6 +2,8 @@
 
 #include <map>
 
+#include "reference/ops/banded.h"
+
 namespace orchid::fission {
 
 namespace {
@@ -87,7 +89,12 @@ const char* primitive_kind_name(PrimitiveKind kind) {
 }
 
 std::optional<PrimitiveKind> primitive_kind(const Node& node, const Graph& graph) {
-  if (!node.domain.empty()) return std::nullopt;
+  // Outside the default domain only Orchid's own banded matmuls (made by
+  // derivation) are primitives; any other custom operator is not.
+  if (!node.domain.empty()) {
+    if (reference::is_banded_op(node)) return PrimitiveKind::Linear;
+    return std::nullopt;
+  }
   auto it = primitive_table().find(node.op);
   if (it == primitive_table().end()) return std::nullopt;
   for (size_t i : it->second.constant_inputs) {

@@ -16,7 +16,9 @@
 //    map: Resize, Tile, DepthToSpace, ... become Gathers).
 //  - Linear: MatMul (batched, broadcasting), Conv (any stride, dilation,
 //    padding, groups; bias allowed), ConvTranspose (kept whole until
-//    derivation rewrites it).
+//    derivation rewrites it), and the banded matmuls G2BMM and GBMM of the
+//    "ai.orchid" domain (reference/ops/banded.h) that derivation instantiates
+//    (the only primitives outside the default domain).
 //  - Opaque: operators whose output size or control depends on data, or that
 //    no primitive chain expresses exactly and cheaply (NonMaxSuppression,
 //    TopK, NonZero, ...). They stay whole and run as one kernel of their own.

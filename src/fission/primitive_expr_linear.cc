@@ -1,9 +1,10 @@
-// primitive_expr: the linear primitives (MatMul, Conv, ConvTranspose), the
-// forms OLLIE's derivation rewrites. Layouts are ONNX's: X [N, C, spatial...],
+// primitive_expr: the linear primitives (MatMul, Conv, ConvTranspose, and
+// ai.orchid's banded G2BMM and GBMM), the forms OLLIE's derivation rewrites. Layouts are ONNX's: X [N, C, spatial...],
 // Conv weights [M, C/G, taps...], ConvTranspose weights [C, M/G, taps...].
 #include <algorithm>
 
 #include "fission/primitive_expr.h"
+#include "reference/ops/banded.h"
 #include "reference/ops/conv_utils.h"
 #include "support/error.h"
 
@@ -150,11 +151,38 @@ Expr conv_transpose_form(const ExprContext& ctx) {
   return add_bias(ctx, expr::scope(loops, sums, body), 2);
 }
 
+// The banded matmuls (reference/ops/banded.h), reading B at row
+// m + d*w - d*W (rows outside [0, N) read 0, as the operators define):
+//   G2BMM: L<b, m, w> Sum<r0:0:K> A[b, m, r0] * B[b, m + d*w - d*W, r0]
+//   GBMM:  L<b, m, k> Sum<r0:0:2W+1> A[b, m, r0] * B[b, m + d*r0 - d*W, k]
+// The form table is keyed by op name alone, so the builder also checks the
+// domain: a default-domain operator of the same name is not these.
+Expr banded_form(const ExprContext& ctx) {
+  if (!reference::is_banded_op(ctx.node)) return ctx.fail("not an ai.orchid banded matmul");
+  if (!ctx.require_float({0, 1})) return nullptr;
+  reference::BandedDims d;
+  try {
+    d = reference::banded_dims(ctx.node, ctx.input_type(0).shape, ctx.input_type(1).shape);
+  } catch (const Error& e) {
+    ORCHID_FAIL() << ctx.node.describe() << ": " << e.what();
+  }
+  std::vector<IterRange> loops = loop_ranges(ctx.output_type().shape);
+  std::vector<Expr> i = range_iters(loops);
+  IterRange r = sum_range(0, d.g2bmm ? d.k : d.band());
+  const Expr w = d.g2bmm ? i[2] : r.iter;
+  const Expr row = expr::add(expr::add(i[1], expr::mul(w, expr::integer(d.dilation))),
+                             expr::integer(-d.dilation * d.width));
+  const Expr a = expr::access(ctx.input_tensor(0), {i[0], i[1], r.iter});
+  const Expr b = expr::access(ctx.input_tensor(1), {i[0], row, d.g2bmm ? r.iter : i[2]});
+  return expr::scope(loops, {r}, expr::mul(a, b));
+}
+
 }  // namespace
 
 const std::vector<std::pair<const char*, FormBuilder>>& linear_forms() {
   static const std::vector<std::pair<const char*, FormBuilder>> forms = {
-      {"MatMul", matmul_form}, {"Conv", conv_form}, {"ConvTranspose", conv_transpose_form}};
+      {"MatMul", matmul_form}, {"Conv", conv_form}, {"ConvTranspose", conv_transpose_form},
+      {"G2BMM", banded_form},  {"GBMM", banded_form}};
   return forms;
 }
 

@@ -1,5 +1,6 @@
 #include "ir/graph_utils.h"
 
+#include <algorithm>
 #include <vector>
 
 namespace orchid {
@@ -52,6 +53,20 @@ std::vector<size_t> producer_nodes(const Graph& graph) {
     }
   }
   return producer;
+}
+
+// Graph outputs keep the model's names when a rule replaced the value that
+// computes them (not when an output is now a graph input: feeds are by name).
+void keep_output_names(const Graph& before, Graph& after) {
+  for (size_t i = 0; i < after.outputs().size(); ++i) {
+    ValueId id = after.outputs()[i];
+    ValueId old_id = before.outputs()[i];  // same id in `after`, which started as a copy
+    bool is_input = std::find(after.inputs().begin(), after.inputs().end(), id) != after.inputs().end();
+    if (id == old_id || is_input) continue;
+    std::string name = before.value(old_id).name;
+    after.value(old_id).name += "#replaced";  // dead: the node computing it was rewritten
+    after.value(id).name = name;
+  }
 }
 
 }  // namespace orchid

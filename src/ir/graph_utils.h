@@ -19,4 +19,10 @@ std::vector<size_t> producer_nodes(const Graph& graph);
 // Bytes of data held by the graph's constants (its weights).
 size_t constant_bytes(const Graph& graph);
 
+// After a pass that rebuilt `after` from a copy of `before` (same value ids
+// for the old values), graph outputs keep the model's names when a rewrite
+// replaced the value computing them (not when an output is now a graph
+// input: feeds are by name). The replaced value is renamed "#replaced".
+void keep_output_names(const Graph& before, Graph& after);
+
 }  // namespace orchid

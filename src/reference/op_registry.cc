@@ -53,6 +53,7 @@ const OpRegistry& OpRegistry::global() {
     register_quantize_ops(r);
     register_signal_ops(r);
     register_detection_ops(r);
+    register_banded_ops(r);
     return r;
   }();
   return registry;

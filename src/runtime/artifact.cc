@@ -137,6 +137,7 @@ MemoryPlan save_artifact(const Program& program, const ArtifactInfo& info, const
       {"graph", graph_to_json(program.graph, weights)},
   };
   if (!info.orchestration_json.empty()) plan["orchestration"] = json::parse(info.orchestration_json);
+  if (!info.derivation_json.empty()) plan["derivation"] = json::parse(info.derivation_json);
   if (has_generated_kernels(program)) {
     if (program.library_path.empty() || !fs::is_regular_file(program.library_path, ec)) {
       ORCHID_FAIL() << "cannot save the artifact: the generated kernel library '" << program.library_path

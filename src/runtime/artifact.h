@@ -23,6 +23,9 @@ struct ArtifactInfo {
   // JSON text recorded as plan.json's "orchestration" (how the plan was
   // chosen: parts, candidates, per-kernel costs, optimality); empty: none.
   std::string orchestration_json;
+  // JSON text recorded as plan.json's "derivation" (which primitives were
+  // replaced by derived forms, with the steps); empty: none.
+  std::string derivation_json;
 };
 
 // Returns the memory plan it records in plan.json (row-major sizes; layouts

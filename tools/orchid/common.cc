@@ -92,6 +92,9 @@ void CompileFlags::add_to(CLI::App& command) {
                    "Compile the baseline plan: one kernel per primitive (linear primitives keep their oneDNN epilogues)");
   command.add_flag("--no-profile", no_profile,
                    "Do not time candidate kernels: choose with cached measurements and the analytical model");
+  command.add_flag("--derive,!--no-derive", derive,
+                   "Derivation (OLLIE): try derived forms of Conv, ConvTranspose and MatMul (found by rewriting their "
+                   "expressions), measure them, and keep those that are faster (default: off)");
   command.add_option("--cache-dir", cache_dir,
                      "Where measured costs and built kernels are kept (default $ORCHID_CACHE_DIR, else ~/.cache/orchid)");
 }
@@ -111,6 +114,7 @@ void print_progress(const orchestration::Progress& progress) {
 CompileOptions CompileFlags::options(bool quiet) const {
   CompileOptions options;
   options.fusion = !no_fusion;
+  options.derive = derive;
   options.orchestration.profile = !no_profile;
   options.orchestration.cache_dir = cache_dir;
   options.orchestration.threads = num_threads();
@@ -127,7 +131,8 @@ struct ProgressLineGuard {
 };
 
 LoadedModel load_model(const std::string& path, const ShapeOptions& shapes, bool interpreter,
-                       const CompileFlags& flags, bool quiet, orchestration::OrchestrationReport* report) {
+                       const CompileFlags& flags, bool quiet, orchestration::OrchestrationReport* report,
+                       derivation::DeriveReport* derive_report) {
   LoadedModel model;
   const bool artifact = runtime::is_artifact(path);
   std::error_code ec;
@@ -153,7 +158,7 @@ LoadedModel load_model(const std::string& path, const ShapeOptions& shapes, bool
   } else {
     const CompileOptions options = flags.options(quiet);
     ProgressLineGuard guard{bool(options.orchestration.progress)};
-    model.program = compile(imported.graph, options, report);
+    model.program = compile(imported.graph, options, report, derive_report);
     model.graph = interface_of(model.program->graph);
   }
   return model;

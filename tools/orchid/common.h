@@ -28,6 +28,7 @@ struct ShapeOptions {
 struct CompileFlags {
   bool no_fusion = false;
   bool no_profile = false;
+  bool derive = false;
   std::string cache_dir;
   void add_to(CLI::App& command);
   // Kernels are timed with the thread pool's current size; progress goes to
@@ -53,7 +54,8 @@ struct LoadedModel {
 };
 LoadedModel load_model(const std::string& path, const ShapeOptions& shapes, bool interpreter,
                        const CompileFlags& flags = {}, bool quiet = false,
-                       orchestration::OrchestrationReport* report = nullptr);
+                       orchestration::OrchestrationReport* report = nullptr,
+                       derivation::DeriveReport* derive_report = nullptr);
 // Runs a loaded model once: the compiled program (moved into the executable,
 // so weights the kernels pack are freed), or the reference interpreter.
 std::vector<Tensor> execute(LoadedModel& model, const std::map<std::string, Tensor>& feeds);
@@ -68,5 +70,6 @@ void add_show_command(CLI::App& app, int& status);
 void add_compile_command(CLI::App& app, int& status);
 void add_bench_command(CLI::App& app, int& status);
 void add_machine_command(CLI::App& app, int& status);
+void add_explain_command(CLI::App& app, int& status);
 
 }  // namespace orchid::cli

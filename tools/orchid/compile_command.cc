@@ -82,11 +82,13 @@ void compile_model(const CompileCommandOptions& options) {
   const auto start = std::chrono::steady_clock::now();
   set_num_threads(options.threads);
   orchestration::OrchestrationReport report;
+  derivation::DeriveReport derive_report;
   LoadedModel loaded = load_model(options.model, options.shapes, /*interpreter=*/false, options.compile,
-                                  options.quiet, &report);
+                                  options.quiet, &report, &derive_report);
   if (!loaded.program) ORCHID_FAIL() << options.model << ": nothing to compile";
-  runtime::ArtifactInfo info{options.model, ""};
+  runtime::ArtifactInfo info{options.model, "", ""};
   if (!options.compile.no_fusion) info.orchestration_json = orchestration_json(report, *loaded.program);
+  if (options.compile.derive) info.derivation_json = derivation::derive_report_json(derive_report);
   const runtime::MemoryPlan memory = runtime::save_artifact(*loaded.program, info, options.output_dir);
   if (options.quiet) return;
   const runtime::Program& program = *loaded.program;
@@ -97,6 +99,7 @@ void compile_model(const CompileCommandOptions& options) {
             << fmt::format("  weights {}; intermediates {} in an arena of {} ({} tensors)\n", megabytes(weights),
                            megabytes(memory.intermediate_bytes), megabytes(memory.arena_bytes),
                            memory.num_intermediates);
+  if (options.compile.derive) std::cout << derivation::format_derive_report(derive_report);
   if (!options.compile.no_fusion) print_orchestration(report);
 }
 

@@ -1,8 +1,229 @@
-// Derivation rules: substitution family (rules/rules.h). Placeholder until written.
+// Derivation rules: variable substitution (rules/rules.h).
+//
+//  loop_substitute  a child scope C's loop iterator x is replaced by
+//                   t = e, where e is the loop part of an affine access
+//                   index of C's body (its terms over C's loop iterators
+//                   and its constant) containing x with coefficient +-1 and
+//                   other loop iterators of C (OLLIE's (h, r) -> (t = h +
+//                   r - 1, r); h + 3*k + q - 2 with q summed gives t = h +
+//                   3*k - 2 and leaves t + q).
+//                   Acts on the parent S: C becomes C' and every access
+//                   C[i] in S's body becomes C'[..., e(i), ...].
+//  sum_split_iter   a Sum iterator r in [lo, hi) becomes p*k + q + lo with
+//                   k in [0, ceil(R/p)), q in [0, p): a bijection of the
+//                   range, relaxed past hi when p does not divide R and the
+//                   added terms are 0. Only iterators sharing an index with
+//                   another iterator (taps) are split; p is 2, 3 or a
+//                   coefficient of the body's indices.
+#include <algorithm>
+#include <optional>
+#include <string>
+#include <unordered_map>
+
+#include "derivation/analysis.h"
 #include "derivation/rules/rules.h"
+#include "ir/expr_affine.h"
+#include "ir/expr_printer.h"
+#include "ir/expr_utils.h"
 
 namespace orchid::derivation::rules {
 
-std::vector<RulePtr> substitution_rules() { return {}; }
+namespace {
+
+using namespace expr;
+
+// Every access index of an open expression (nested scopes not entered), each
+// distinct one once, in first-appearance order.
+void collect_indices(Expr e, std::vector<Expr>& out) {
+  if (const auto* a = e->try_as<AccessNode>()) {
+    for (Expr i : a->indices()) {
+      if (std::find(out.begin(), out.end(), i) == out.end()) out.push_back(i);
+    }
+  } else if (const auto* b = e->try_as<BinaryNode>()) {
+    collect_indices(b->lhs(), out);
+    collect_indices(b->rhs(), out);
+  } else if (const auto* c = e->try_as<CallNode>()) {
+    collect_indices(c->arg(), out);
+  }
+}
+
+// Whether `it` appears in an index together with another iterator.
+bool combined_somewhere(Expr it, const std::vector<Expr>& indices) {
+  for (Expr i : indices) {
+    std::vector<Expr> free = free_iterators(i);
+    if (free.size() > 1 && std::find(free.begin(), free.end(), it) != free.end()) return true;
+  }
+  return false;
+}
+
+bool is_loop_of(Expr it, const ScopeNode& scope) {
+  for (const IterRange& r : scope.loops()) {
+    if (r.iter == it) return true;
+  }
+  return false;
+}
+
+// The loop part of an index: its terms over loop iterators of `scope` plus
+// its constant, dropping terms over the scope's sum iterators (h + 3*k + q - 2
+// with q summed gives h + 3*k - 2: the substitution then leaves t + q).
+// nullopt when a term is neither (a div/mod atom).
+std::optional<Expr> loop_part(Expr e, const ScopeNode& scope) {
+  AffineForm form = affine_form(e), loops{{}, form.constant};
+  for (const AffineTerm& t : form.terms) {
+    if (!t.atom->is<IterNode>()) return std::nullopt;
+    if (is_loop_of(t.atom, scope)) loops.terms.push_back(t);
+  }
+  return make_affine(loops);
+}
+
+// Whether `e` is sum(coef * loop iterator of `scope`) + constant, with `x`
+// at coefficient +-1 and at least one other iterator.
+bool substitutable(Expr e, Expr x, const ScopeNode& scope) {
+  AffineForm form = affine_form(e);
+  if (form.terms.size() < 2) return false;
+  bool has_x = false;
+  for (const AffineTerm& t : form.terms) {
+    if (!t.atom->is<IterNode>() || !is_loop_of(t.atom, scope)) return false;
+    if (t.atom == x) has_x = t.coef == 1 || t.coef == -1;
+  }
+  return has_x;
+}
+
+class LoopSubstitute final : public Rule {
+ public:
+  std::string_view name() const override { return "loop_substitute"; }
+
+  std::vector<Rewrite> apply(const RuleSite& site) const override {
+    const auto& s = site.scope->as<ScopeNode>();
+    RangeMap ranges = scope_ranges(s);
+    std::vector<Rewrite> out;
+    for (Expr child : direct_children(s.body())) {
+      // Outside its box C' differs from C (C is 0 there), so S may read C
+      // only inside the box.
+      if (!accesses_within_box(s.body(), child, ranges)) continue;
+      const auto& c = child->as<ScopeNode>();
+      std::vector<Expr> indices, candidates;
+      collect_indices(c.body(), indices);
+      for (Expr e : indices) {
+        std::optional<Expr> part = loop_part(e, c);
+        if (part && std::find(candidates.begin(), candidates.end(), *part) == candidates.end()) {
+          candidates.push_back(*part);
+        }
+      }
+      indices = candidates;
+      for (size_t pos = 0; pos < c.loops().size(); ++pos) {
+        for (Expr e : indices) {
+          if (!substitutable(e, c.loops()[pos].iter, c)) continue;
+          if (auto rw = substitute_loop(site.scope, child, pos, e)) out.push_back(std::move(*rw));
+        }
+      }
+    }
+    return out;
+  }
+
+ private:
+  // S with C's loop iterator at `pos` replaced by t = e.
+  static std::optional<Rewrite> substitute_loop(Expr site, Expr child, size_t pos, Expr e) {
+    const auto& s = site->as<ScopeNode>();
+    const auto& c = child->as<ScopeNode>();
+    Expr x = c.loops()[pos].iter;
+    RangeMap child_ranges = scope_ranges(c);
+    std::optional<Interval> t_range = index_interval(e, child_ranges);
+    if (!t_range || t_range->empty()) return std::nullopt;
+    Expr t = fresh_iter(site, "t");
+    // e = coef * x + rest with coef = +-1, so x = coef * (t - rest).
+    int64_t coef = coefficient_of(e, x);
+    Expr rest = sub(e, mul(integer(coef), x));
+    Expr solution = mul(integer(coef), sub(t, rest));
+
+    std::vector<IterRange> loops = c.loops();
+    loops[pos] = {t, t_range->lo, t_range->hi};
+    RangeMap new_ranges = child_ranges;
+    new_ranges.erase(x);
+    new_ranges[t] = *t_range;
+    Expr body = simplify_indices(substitute(c.body(), x, solution), new_ranges);
+    Expr new_child = scope(loops, c.sums(), body, c.pads());
+
+    // C[i0..in] -> C'[i0.., e(i0..in), ..in]: C'(.., e(i), ..) = C(i) inside C's box.
+    std::vector<Expr> child_loops = iters_of(c.loops());
+    Expr new_body = rewrite_accesses(s.body(), child, [&](const std::vector<Expr>& idx) {
+      std::unordered_map<Expr, Expr> map;
+      for (size_t k = 0; k < idx.size(); ++k) map[child_loops[k]] = idx[k];
+      std::vector<Expr> next = idx;
+      next[pos] = substitute(e, map);
+      return access(new_child, next);
+    });
+    new_body = simplify_indices(new_body, scope_ranges(s));
+    Expr result = scope(s.loops(), s.sums(), new_body, s.pads());
+    std::string detail = c.loops()[pos].name() + " -> " + t->as<IterNode>().name() + " = " + to_string(e);
+    return Rewrite{result, detail};
+  }
+};
+
+class SumSplitIter final : public Rule {
+ public:
+  std::string_view name() const override { return "sum_split_iter"; }
+
+  std::vector<Rewrite> apply(const RuleSite& site) const override {
+    const auto& s = site.scope->as<ScopeNode>();
+    std::vector<int64_t> factors = {2, 3};
+    std::vector<Expr> indices;
+    collect_indices(s.body(), indices);
+    for (Expr i : indices) {
+      for (const AffineTerm& t : affine_form(i).terms) {
+        int64_t a = t.coef < 0 ? -t.coef : t.coef;
+        if (a >= 2 && std::find(factors.begin(), factors.end(), a) == factors.end()) factors.push_back(a);
+      }
+    }
+    std::vector<Rewrite> out;
+    RangeMap ranges = scope_ranges(s);
+    for (size_t pos = 0; pos < s.sums().size(); ++pos) {
+      const IterRange& r = s.sums()[pos];
+      // Only an iterator that shares an index with others (a convolution
+      // tap) gains from a split; a plain reduction would only be cut up.
+      if (!combined_somewhere(r.iter, indices)) continue;
+      // A range that p does not divide is relaxed to the next multiple of p
+      // first (boundary relaxing), when the terms added are 0.
+      bool relaxable = zero_outside(s.body(), r.iter, {r.lo, r.hi}, ranges);
+      for (int64_t p : factors) {
+        int64_t blocks = (r.extent() + p - 1) / p;
+        if (blocks < 2 || (r.extent() % p != 0 && !relaxable)) continue;
+        out.push_back(split(site.scope, pos, p));
+      }
+    }
+    return out;
+  }
+
+ private:
+  // r -> p*k + q + lo: every r in [lo, hi) is hit exactly once (and, when p
+  // does not divide the extent, points past hi whose terms are 0).
+  static Rewrite split(Expr site, size_t pos, int64_t p) {
+    const auto& s = site->as<ScopeNode>();
+    const IterRange& r = s.sums()[pos];
+    Expr k = fresh_iter(site, "k");
+    Expr q = fresh_iter(site, "q");
+    std::vector<IterRange> sums = s.sums();
+    const int64_t blocks = (r.extent() + p - 1) / p;
+    sums[pos] = {k, 0, blocks};
+    sums.insert(sums.begin() + pos + 1, {q, 0, p});
+    Expr value = add(add(mul(integer(p), k), q), integer(r.lo));
+    Expr body = substitute(s.body(), r.iter, value);
+    Expr result = scope(s.loops(), sums, body, s.pads());
+    body = simplify_indices(body, scope_ranges(result->as<ScopeNode>()));
+    result = scope(s.loops(), sums, body, s.pads());
+    std::string detail = r.name() + " -> " + to_string(value);
+    if (blocks * p != r.extent()) detail += ", relaxed " + std::to_string(r.extent()) + " -> " + std::to_string(blocks * p);
+    return {result, detail};
+  }
+};
+
+}  // namespace
+
+std::vector<RulePtr> substitution_rules() {
+  std::vector<RulePtr> rules;
+  rules.push_back(std::make_unique<LoopSubstitute>());
+  rules.push_back(std::make_unique<SumSplitIter>());
+  return rules;
+}
 
 }  // namespace orchid::derivation::rules

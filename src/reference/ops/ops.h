@@ -21,5 +21,6 @@ void register_recurrent_ops(OpRegistry& registry);     // RNN, GRU, LSTM
 void register_quantize_ops(OpRegistry& registry);      // QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear, QLinearMatMul, QLinearConv
 void register_signal_ops(OpRegistry& registry);        // DFT, STFT, Hann/Hamming/BlackmanWindow, MelWeightMatrix, Det
 void register_detection_ops(OpRegistry& registry);     // NonMaxSuppression, GridSample, RoiAlign
+void register_banded_ops(OpRegistry& registry);        // ai.orchid G2BMM, GBMM (OLLIE's banded matmuls, banded.h)
 
 }  // namespace orchid::reference

@@ -13,6 +13,8 @@ namespace orchid::runtime::cpu {
 
 // oneDNN: Conv, ConvTranspose and MatMul groups, with post-op epilogues.
 std::unique_ptr<Kernel> make_linear_kernel(const Graph& graph, const KernelGroup& group);
+// ai.orchid G2BMM and GBMM (banded_kernel.h), float32, without epilogues.
+std::unique_ptr<Kernel> make_banded_kernel(const Graph& graph, const KernelGroup& group);
 // Elementwise unary/binary/ternary primitives with broadcasting.
 std::unique_ptr<Kernel> make_elementwise_kernel(const Graph& graph, const KernelGroup& group);
 // ReduceSum/Max/Min/Prod, ArgMax/ArgMin, CumSum.

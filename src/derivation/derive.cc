@@ -1,0 +1,263 @@
+// The derivation stage: alternative forms of linear primitives, costed and
+// substituted where faster (derive.h).
+#include "derivation/derive.h"
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <sstream>
+
+#include "cost/analytical_model.h"
+#include "derivation/instantiate.h"
+#include "orchestration/baseline_plan.h"
+#include "derivation/region.h"
+#include "ir/expr_affine.h"
+#include "fission/builder.h"
+#include "fission/primitive_expr.h"
+#include "ir/expr_utils.h"
+#include "ir/graph_printer.h"
+#include "ir/graph_utils.h"
+#include "support/error.h"
+
+namespace orchid::derivation {
+
+namespace {
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+bool is_derivable_op(const Node& node) {
+  return node.domain.empty() && (node.op == "Conv" || node.op == "ConvTranspose" || node.op == "MatMul");
+}
+
+// A graph computing the region's output from its leaves through `state`.
+Graph derived_graph(const Graph& graph, const Region& region, Expr state) {
+  Graph g;
+  std::map<std::string, ValueId, std::less<>> inputs;
+  for (const auto& [name, id] : region.inputs) {
+    const Value& v = graph.value(id);
+    ValueId nid = v.is_constant() ? g.add_constant(v.name, *v.constant) : g.add_value(v.name, v.type);
+    if (!v.is_constant()) g.inputs().push_back(nid);
+    inputs[name] = nid;
+  }
+  fission::FissionBuilder builder(g, graph.nodes()[region.nodes.back()]);
+  g.outputs().push_back(instantiate(state, inputs, builder));
+  return g;
+}
+
+// What distinguishes one derived program from another for the purpose of
+// trying it: its library operators with the parameters that change their
+// speed class (a convolution's dilation and kernel size, a band's
+// dilation). A rewrite that keeps these (a relaxed range, a split
+// reduction) is not worth costing.
+std::vector<std::string> structure_key(Expr state) {
+  std::vector<Expr> scopes = expr::nested_scopes(state);
+  scopes.push_back(state);
+  std::vector<std::string> key;
+  for (Expr s : scopes) {
+    const auto& scope = s->as<expr::ScopeNode>();
+    if (!is_compute_scope(scope)) continue;
+    std::optional<LinearMatch> m = match_linear(scope);
+    if (!m) {
+      key.push_back("?");
+      continue;
+    }
+    std::string k = linear_op_name(m->op);
+    for (const ConvSpatial& d : m->spatial) k += fmt::format(" {}d{}s{}", d.tap.extent(), d.dilation, d.stride);
+    if (m->op == LinearOp::G2BMM || m->op == LinearOp::GBMM) k += fmt::format(" d{}", m->dilation);
+    key.push_back(k);
+  }
+  std::sort(key.begin(), key.end());
+  return key;
+}
+
+// The distinct forms (by structure_key), best first by the estimate; forms
+// that fail to instantiate are dropped.
+std::vector<const Derivation*> ranked_forms(const Graph& graph, const Region& region, const SearchResult& result,
+                                            const DeriveOptions& options) {
+  std::vector<std::pair<double, const Derivation*>> scored;
+  std::vector<std::vector<std::string>> seen;
+  for (const Derivation& d : result.found) {
+    std::vector<std::string> key = structure_key(d.state);
+    if (std::find(seen.begin(), seen.end(), key) != seen.end()) continue;
+    seen.push_back(key);
+    try {
+      Graph g = derived_graph(graph, region, d.state);
+      scored.emplace_back(options.estimate ? options.estimate(g) : roofline_estimate(g), &d);
+    } catch (const Error&) {
+      continue;
+    }
+  }
+  std::stable_sort(scored.begin(), scored.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::vector<const Derivation*> out;
+  for (size_t i = 0; i < scored.size() && i < options.max_alternatives; ++i) out.push_back(scored[i].second);
+  return out;
+}
+
+struct Decision {
+  DerivationRecord record;
+  Expr state = nullptr;  // the chosen derived form; nullptr: keep the original
+};
+
+Decision decide(const Graph& graph, const Region& region, const DeriveOptions& options, DeriveReport& report) {
+  Decision decision;
+  DerivationRecord& r = decision.record;
+  r.op = graph.nodes()[region.nodes.back()].op;
+  r.signature = region.signature;
+  auto start = std::chrono::steady_clock::now();
+  const std::vector<std::string> original = structure_key(region.expr);
+  auto goal = [&](Expr state) { return derivation_goal(state) && structure_key(state) != original; };
+  SearchResult result = search(region.expr, goal, options.search);
+  report.search_seconds += seconds_since(start);
+  r.stats = result.stats;
+  r.alternatives = result.found.size();
+  std::vector<const Derivation*> forms = ranked_forms(graph, region, result, options);
+  if (forms.empty()) {
+    r.note = "search found no instantiable form";
+    return decision;
+  }
+  start = std::chrono::steady_clock::now();
+  r.original_seconds = options.cost(region_graph(graph, region));
+  for (const Derivation* form : forms) {
+    double seconds = 0;
+    try {
+      seconds = options.cost(derived_graph(graph, region, form->state));
+    } catch (const Error& error) {
+      if (r.note.empty()) r.note = std::string("a derived form failed to build: ") + error.what();
+      continue;
+    }
+    if (std::getenv("ORCHID_DEBUG_DERIVE")) {
+      std::fprintf(stderr, "form %.6f s: %s\n", seconds, form->to_string().c_str());
+      for (const std::string& op : describe_instantiation(form->state)) std::fprintf(stderr, "    %s\n", op.c_str());
+    }
+    if (r.derived_seconds > 0 && seconds >= r.derived_seconds) continue;
+    r.derived_seconds = seconds;
+    r.derivation = form->to_string();
+    r.steps = form->steps.size();
+    r.states_when_found = form->states_when_found;
+    r.seconds_when_found = form->seconds_when_found;
+    r.instantiation = describe_instantiation(form->state);
+    decision.state = form->state;
+  }
+  report.cost_seconds += seconds_since(start);
+  if (decision.state && r.derived_seconds * options.min_speedup <= r.original_seconds) {
+    r.applied = true;
+  } else {
+    if (decision.state) r.note = "the original is faster";
+    decision.state = nullptr;
+  }
+  return decision;
+}
+
+// Drops nodes none of whose outputs is read (absorbed producers whose only
+// reader was replaced).
+void remove_dead_nodes(Graph& graph) {
+  for (bool changed = true; changed;) {
+    changed = false;
+    std::vector<bool> used(graph.num_values(), false);
+    for (ValueId id : graph.outputs()) used[size_t(id)] = true;
+    for (const Node& node : graph.nodes()) {
+      for (ValueId id : node.inputs) {
+        if (id != kNoValue) used[size_t(id)] = true;
+      }
+    }
+    auto dead = [&](const Node& node) {
+      for (ValueId id : node.outputs) {
+        if (id != kNoValue && used[size_t(id)]) return false;
+      }
+      return true;
+    };
+    size_t before = graph.nodes().size();
+    std::erase_if(graph.nodes(), dead);
+    changed = graph.nodes().size() != before;
+  }
+}
+
+// Rebuilds `graph` with every region that has a derived form replaced.
+Graph substitute(const Graph& graph, const std::map<size_t, std::pair<Region, Expr>>& replaced) {
+  Graph out = graph;
+  out.nodes().clear();
+  std::vector<ValueId> remap(graph.num_values());
+  for (size_t i = 0; i < remap.size(); ++i) remap[i] = ValueId(i);
+  auto mapped = [&](ValueId id) { return id == kNoValue ? kNoValue : remap[size_t(id)]; };
+  for (size_t n = 0; n < graph.nodes().size(); ++n) {
+    const Node& original = graph.nodes()[n];
+    Node node = original;
+    for (ValueId& id : node.inputs) id = mapped(id);
+    auto it = replaced.find(n);
+    if (it == replaced.end()) {
+      out.add_node(std::move(node));
+      continue;
+    }
+    const auto& [region, state] = it->second;
+    std::map<std::string, ValueId, std::less<>> inputs;
+    for (const auto& [name, id] : region.inputs) inputs[name] = mapped(id);
+    fission::FissionBuilder builder(out, node);
+    ValueId result = instantiate(state, inputs, builder);
+    ORCHID_CHECK(out.type(result) == graph.type(original.outputs[0]))
+        << original.describe() << ": derived form has type " << out.type(result).to_string();
+    remap[size_t(original.outputs[0])] = result;
+  }
+  for (ValueId& id : out.outputs()) id = mapped(id);
+  keep_output_names(graph, out);
+  remove_dead_nodes(out);
+  return remove_unused_values(out);
+}
+
+}  // namespace
+
+double roofline_estimate(const Graph& graph) {
+  double seconds = 0;
+  for (const runtime::KernelGroup& kernel : orchestration::plan_baseline(graph)) {
+    cost::KernelWork work = cost::kernel_work(graph, kernel);
+    seconds += std::max(work.flops / 100e9, work.bytes / 20e9) + 2e-6;
+  }
+  return seconds;
+}
+
+bool derivation_goal(Expr state) {
+  std::vector<Expr> scopes = expr::nested_scopes(state);
+  scopes.push_back(state);
+  bool has_library_op = false;
+  for (Expr s : scopes) {
+    const auto& scope = s->as<expr::ScopeNode>();
+    if (is_compute_scope(scope)) has_library_op = true;
+  }
+  return has_library_op && instantiable(state);
+}
+
+Graph derive(const Graph& primitives, const DeriveOptions& options, DeriveReport* report) {
+  ORCHID_CHECK(bool(options.cost)) << "derive needs a cost function";
+  DeriveReport local;
+  DeriveReport& rep = report ? *report : local;
+  RegionBuilder builder(primitives);
+  std::map<std::string, std::vector<std::pair<size_t, Region>>> by_signature;
+  std::vector<std::string> order;
+  for (size_t n = 0; n < primitives.nodes().size(); ++n) {
+    if (!is_derivable_op(primitives.nodes()[n])) continue;
+    std::optional<Region> region = builder.region(n);
+    if (!region) continue;
+    if (!by_signature.count(region->signature)) order.push_back(region->signature);
+    by_signature[region->signature].emplace_back(n, std::move(*region));
+  }
+  std::map<size_t, std::pair<Region, Expr>> replaced;
+  for (size_t k = 0; k < order.size(); ++k) {
+    if (options.progress) options.progress(k, order.size());
+    auto& members = by_signature[order[k]];
+    Decision d = decide(primitives, members[0].second, options, rep);
+    for (auto& [n, region] : members) {
+      d.record.nodes.push_back(primitives.nodes()[n].name);
+      if (d.state) replaced.emplace(n, std::make_pair(std::move(region), d.state));
+    }
+    rep.records.push_back(d.record);
+  }
+  if (options.progress) options.progress(order.size(), order.size());
+  if (replaced.empty()) return primitives;
+  return substitute(primitives, replaced);
+}
+
+}  // namespace orchid::derivation

@@ -1,0 +1,79 @@
+// The derivation stage of the pipeline (DESIGN.md: derive(graph, target)):
+// for every linear primitive (Conv, ConvTranspose, MatMul) of a primitive
+// graph, derivation search proposes alternative forms (search.h), each is
+// instantiated into primitives (instantiate.h) and costed the way any
+// kernel is (measured and cached: the cost function runs orchestration on
+// the small graph), and the cheapest replaces the original when it is
+// faster by a margin. Identical primitives (same operator, attributes,
+// shapes) are derived and costed once.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "derivation/search.h"
+#include "ir/graph.h"
+
+namespace orchid::derivation {
+
+// Seconds to run a small primitive graph as the rest of the pipeline would
+// plan it.
+using GraphCost = std::function<double(const Graph& graph)>;
+
+// Tighter limits than search's defaults: a model has many primitives.
+SearchOptions default_derive_search_options();
+
+struct DeriveOptions {
+  SearchOptions search = default_derive_search_options();
+  size_t max_alternatives = 3;  // derived forms measured per primitive: the best by `estimate`
+  double min_speedup = 1.05;    // a derived form replaces the original only if this much faster
+  GraphCost cost;               // required
+  // Cheap estimate that ranks the forms search found before the best few
+  // are costed; empty: roofline_estimate.
+  GraphCost estimate;
+  std::function<void(size_t done, size_t total)> progress;  // optional
+};
+
+// What derivation did for one primitive (and every identical one).
+struct DerivationRecord {
+  std::vector<std::string> nodes;  // primitives with this signature
+  std::string op;                  // "Conv"
+  std::string signature;           // "Conv 1x512x7x7 * 512x512x3x3 pads 1,1,1,1"
+  size_t alternatives = 0;         // derived forms found
+  double original_seconds = 0;
+  double derived_seconds = 0;      // the best derived form's cost (0 when none)
+  std::string derivation;          // the best form's steps
+  size_t steps = 0;                // how many
+  size_t states_when_found = 0;    // states the search had expanded when it reached the best form
+  double seconds_when_found = 0;
+  std::vector<std::string> instantiation;  // its operators
+  bool applied = false;
+  std::string note;                // why not derived, when it was not
+  SearchStats stats;
+};
+
+struct DeriveReport {
+  std::vector<DerivationRecord> records;
+  double search_seconds = 0;
+  double cost_seconds = 0;
+  size_t applied_nodes() const;
+};
+
+// A quick estimate of a small graph: one kernel per primitive, each
+// max(flops / 100 GFLOP/s, bytes / 20 GB/s) + 2 us (peaks of the order of a
+// laptop core's; only the ranking matters).
+double roofline_estimate(const Graph& graph);
+
+// The report as JSON (plan.json's "derivation") and as text for the CLI.
+std::string derive_report_json(const DeriveReport& report);
+std::string format_derive_report(const DeriveReport& report);
+
+// The graph with derived forms substituted where they are faster.
+Graph derive(const Graph& primitives, const DeriveOptions& options, DeriveReport* report = nullptr);
+
+// The goal of derivation search for a primitive: instantiable with every
+// compute scope in a library operator, and not the original expression.
+bool derivation_goal(Expr state);
+
+}  // namespace orchid::derivation

@@ -1,0 +1,84 @@
+// The derivation stage's default search limits and its report as JSON and
+// as text (derive.h).
+#include <fmt/format.h>
+
+#include <nlohmann/json.hpp>
+
+#include "derivation/derive.h"
+
+namespace orchid::derivation {
+
+SearchOptions default_derive_search_options() {
+  SearchOptions options;
+  options.max_depth = 4;
+  options.time_limit_seconds = 2;
+  options.max_states = 20000;
+  options.max_found = 256;
+  return options;
+}
+
+size_t DeriveReport::applied_nodes() const {
+  size_t n = 0;
+  for (const DerivationRecord& r : records) {
+    if (r.applied) n += r.nodes.size();
+  }
+  return n;
+}
+
+
+std::string derive_report_json(const DeriveReport& report) {
+  nlohmann::json records = nlohmann::json::array();
+  for (const DerivationRecord& r : report.records) {
+    records.push_back({{"nodes", r.nodes},
+                       {"op", r.op},
+                       {"signature", r.signature},
+                       {"alternatives", r.alternatives},
+                       {"original_ms", r.original_seconds * 1e3},
+                       {"derived_ms", r.derived_seconds * 1e3},
+                       {"derivation", r.derivation},
+                       {"steps", r.steps},
+                       {"states_when_found", r.states_when_found},
+                       {"seconds_when_found", r.seconds_when_found},
+                       {"instantiation", r.instantiation},
+                       {"applied", r.applied},
+                       {"note", r.note},
+                       {"search", {{"states", r.stats.states},
+                                   {"generated", r.stats.generated},
+                                   {"dedup_hits", r.stats.dedup_hits},
+                                   {"guided_steps", r.stats.guided_steps},
+                                   {"seconds", r.stats.seconds},
+                                   {"limit_reached", r.stats.limit_reached}}}});
+  }
+  nlohmann::json out = {{"records", records},
+                        {"applied_nodes", report.applied_nodes()},
+                        {"search_seconds", report.search_seconds},
+                        {"cost_seconds", report.cost_seconds}};
+  return out.dump();
+}
+
+std::string format_derive_report(const DeriveReport& report) {
+  std::string out = fmt::format("derivation: {} of {} linear primitive kinds replaced ({} nodes); search {:.1f} s, "
+                                "costing {:.1f} s\n",
+                                [&] {
+                                  size_t n = 0;
+                                  for (const auto& r : report.records) n += r.applied;
+                                  return n;
+                                }(),
+                                report.records.size(), report.applied_nodes(), report.search_seconds,
+                                report.cost_seconds);
+  for (const DerivationRecord& r : report.records) {
+    out += fmt::format("  {} ({} node{}: {}{})\n", r.signature, r.nodes.size(), r.nodes.size() == 1 ? "" : "s",
+                       r.nodes.empty() ? "" : r.nodes[0], r.nodes.size() > 1 ? ", ..." : "");
+    if (r.derived_seconds > 0) {
+      out += fmt::format("    {} {:.3f} ms -> derived {:.3f} ms ({:.2f}x): {}\n", r.applied ? "REPLACED" : "kept",
+                         r.original_seconds * 1e3, r.derived_seconds * 1e3,
+                         r.original_seconds / r.derived_seconds, r.derivation);
+      for (const std::string& op : r.instantiation) out += "      " + op + "\n";
+    }
+    if (!r.note.empty()) out += "    " + r.note + "\n";
+    out += "    search: " + r.stats.to_string() + "\n";
+  }
+  return out;
+}
+
+}  // namespace orchid::derivation

@@ -1,0 +1,162 @@
+// The derivation stage on graphs: regions see through layout producers,
+// derived forms replace the originals when the cost function says they are
+// faster, and the rewritten graph computes the same outputs (reference
+// interpreter). Costs here are fake (node kinds), so the tests are fast and
+// deterministic; measured costs are exercised by the CLI tests.
+#include "derivation/derive.h"
+
+#include <gtest/gtest.h>
+
+#include "../fission/fission_test_util.h"
+#include "derivation/region.h"
+#include "fission/fission.h"
+
+namespace orchid::derivation {
+namespace {
+
+using fission::testing::add_op;
+using fission::testing::attrs;
+using fission::testing::expect_same_outputs;
+using fission::testing::random_tensor;
+
+size_t count_op(const Graph& g, const std::string& op) {
+  size_t n = 0;
+  for (const Node& node : g.nodes()) n += node.op == op;
+  return n;
+}
+
+// A cost that makes any form without `op` look twice as fast.
+GraphCost penalize(const std::string& op) {
+  return [op](const Graph& g) { return count_op(g, op) ? 2.0 : 1.0; };
+}
+
+Graph conv_graph(Shape x, Shape w, Attributes a) {
+  Graph g;
+  ValueId in = g.add_value("x", {DType::Float32, x});
+  g.inputs().push_back(in);
+  ValueId weights = g.add_constant("w", random_tensor(DType::Float32, w, 3, -1, 1));
+  ValueId y = add_op(g, "Conv", {in, weights}, a)[0];
+  ValueId r = add_op(g, "Relu", {y})[0];
+  g.outputs().push_back(r);
+  return g;
+}
+
+TEST(Derive, Conv3x3BecomesMatMulWhenCheaper) {
+  Graph g = conv_graph({1, 4, 6, 6}, {8, 4, 3, 3}, attrs({{"pads", std::vector<int64_t>{1, 1, 1, 1}}}));
+  DeriveOptions options;
+  options.cost = options.estimate = penalize("Conv");
+  DeriveReport report;
+  Graph d = derive(g, options, &report);
+  ASSERT_EQ(report.records.size(), 1u);
+  EXPECT_TRUE(report.records[0].applied) << report.records[0].note;
+  EXPECT_EQ(count_op(d, "Conv"), 0u);
+  EXPECT_GE(count_op(d, "MatMul"), 1u);
+  EXPECT_FALSE(report.records[0].derivation.empty());
+  expect_same_outputs(g, d);
+}
+
+TEST(Derive, KeepsTheOriginalWhenItIsFaster) {
+  Graph g = conv_graph({1, 4, 6, 6}, {8, 4, 3, 3}, attrs({{"pads", std::vector<int64_t>{1, 1, 1, 1}}}));
+  DeriveOptions options;
+  options.cost = options.estimate = penalize("MatMul");
+  DeriveReport report;
+  Graph d = derive(g, options, &report);
+  ASSERT_EQ(report.records.size(), 1u);
+  EXPECT_FALSE(report.records[0].applied);
+  EXPECT_EQ(count_op(d, "Conv"), 1u);
+}
+
+TEST(Derive, DilatedConvBecomesPlainConv) {
+  Graph g = conv_graph({1, 3, 8, 8}, {4, 3, 3, 3},
+                       attrs({{"pads", std::vector<int64_t>{2, 2, 2, 2}}, {"dilations", std::vector<int64_t>{2, 2}}}));
+  DeriveOptions options;
+  // Cheaper: any graph whose convolutions are not dilated.
+  options.cost = [](const Graph& graph) {
+    for (const Node& n : graph.nodes()) {
+      if (n.op == "Conv" && n.attrs.get_ints("dilations", {1, 1}) != std::vector<int64_t>{1, 1}) return 2.0;
+    }
+    return 1.0;
+  };
+  options.estimate = options.cost;
+  DeriveReport report;
+  Graph d = derive(g, options, &report);
+  ASSERT_EQ(report.records.size(), 1u);
+  EXPECT_TRUE(report.records[0].applied) << report.records[0].note;
+  expect_same_outputs(g, d);
+}
+
+TEST(Derive, IdenticalPrimitivesAreDerivedOnce) {
+  Graph g;
+  ValueId x = g.add_value("x", {DType::Float32, {1, 2, 5, 5}});
+  g.inputs().push_back(x);
+  ValueId w = g.add_constant("w", random_tensor(DType::Float32, {2, 2, 3, 3}, 5, -1, 1));
+  ValueId y = add_op(g, "Conv", {x, w}, attrs({{"pads", std::vector<int64_t>{1, 1, 1, 1}}}))[0];
+  ValueId z = add_op(g, "Conv", {y, w}, attrs({{"pads", std::vector<int64_t>{1, 1, 1, 1}}}))[0];
+  g.outputs().push_back(z);
+  DeriveOptions options;
+  size_t costed = 0;
+  options.cost = [&](const Graph& graph) {
+    ++costed;
+    return count_op(graph, "Conv") ? 2.0 : 1.0;
+  };
+  options.estimate = [](const Graph& graph) { return count_op(graph, "Conv") ? 2.0 : 1.0; };
+  DeriveReport report;
+  Graph d = derive(g, options, &report);
+  ASSERT_EQ(report.records.size(), 1u);
+  EXPECT_EQ(report.records[0].nodes.size(), 2u);
+  EXPECT_LE(costed, 1 + options.max_alternatives);
+  EXPECT_EQ(count_op(d, "Conv"), 0u);
+  expect_same_outputs(g, d);
+}
+
+// Longformer's banded scores: K padded along the sequence, windows gathered
+// with an affine constant index, transposed, multiplied with Q per query.
+Graph banded_graph(int64_t n, int64_t dim, int64_t window, int64_t dilation) {
+  Graph g;
+  ValueId q = g.add_value("q", {DType::Float32, {2, n, 1, dim}});
+  ValueId k = g.add_value("k", {DType::Float32, {2, n, dim}});
+  g.inputs() = {q, k};
+  int64_t pad = window * dilation;
+  ValueId pads = g.add_constant("pads", Tensor::vector_i64({0, pad, 0, 0, pad, 0}));
+  ValueId kp = add_op(g, "Pad", {k, pads})[0];
+  Tensor index(DType::Int64, {n, 2 * window + 1});
+  for (int64_t i = 0; i < n; ++i) {
+    for (int64_t j = 0; j <= 2 * window; ++j) index.set_f64(i * (2 * window + 1) + j, double(i + (j - window) * dilation + pad));
+  }
+  ValueId idx = g.add_constant("index", index);
+  ValueId kw = add_op(g, "Gather", {kp, idx}, attrs({{"axis", int64_t(1)}}))[0];  // [2, n, 2w+1, dim]
+  ValueId kt = add_op(g, "Transpose", {kw}, attrs({{"perm", std::vector<int64_t>{0, 1, 3, 2}}}))[0];
+  ValueId s = add_op(g, "MatMul", {q, kt})[0];  // [2, n, 1, 2w+1]
+  g.outputs().push_back(s);
+  return g;
+}
+
+TEST(Derive, RegionSeesThroughLayoutProducers) {
+  Graph g = banded_graph(16, 4, 2, 2);
+  RegionBuilder builder(g);
+  std::optional<Region> region = builder.region(g.nodes().size() - 1);
+  ASSERT_TRUE(region.has_value());
+  EXPECT_EQ(region->nodes.size(), 4u);  // Pad, Gather, Transpose, MatMul
+  EXPECT_EQ(region->inputs.size(), 2u);  // q and k
+  std::map<std::string, Tensor> feeds = fission::testing::uniform_feeds(g, 3);
+  expect_same_outputs(g, region_graph(g, *region), feeds);
+}
+
+TEST(Derive, BandedMatMulBecomesG2bmm) {
+  Graph g = banded_graph(16, 4, 2, 2);
+  DeriveOptions options;
+  options.cost = [](const Graph& graph) {
+    return count_op(graph, "Gather") + count_op(graph, "MatMul") ? 2.0 : 1.0;
+  };
+  options.estimate = options.cost;
+  DeriveReport report;
+  Graph d = derive(g, options, &report);
+  ASSERT_EQ(report.records.size(), 1u);
+  EXPECT_TRUE(report.records[0].applied) << report.records[0].note << " " << report.records[0].stats.to_string();
+  EXPECT_EQ(count_op(d, "G2BMM"), 1u);
+  EXPECT_EQ(count_op(d, "Gather"), 0u);
+  expect_same_outputs(g, d);
+}
+
+}  // namespace
+}  // namespace orchid::derivation

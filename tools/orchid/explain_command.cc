@@ -1,0 +1,108 @@
+// orchid explain MODEL.onnx | DIR: what derivation does to a model's linear
+// primitives (each one's derived forms, derivation steps, measured costs and
+// search statistics), or, for a compiled artifact, which derived forms its
+// plan uses and where (plan.json's "derivation").
+#include <fstream>
+#include <iostream>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "common.h"
+#include "fission/fission.h"
+#include "runtime/artifact.h"
+#include "support/error.h"
+#include "support/parallel.h"
+
+namespace orchid::cli {
+
+namespace {
+
+struct ExplainOptions {
+  std::string model;
+  bool json = false;
+  bool no_fingerprints = false;
+  int depth = -1;
+  double time_limit = -1;
+  int threads = 0;
+  ShapeOptions shapes;
+  CompileFlags compile;
+};
+
+void print_record(const nlohmann::json& r) {
+  std::cout << fmt::format("{} ({} node(s): {})\n", r["signature"].get<std::string>(), r["nodes"].size(),
+                           r["nodes"].empty() ? "" : r["nodes"][0].get<std::string>());
+  if (r["derived_ms"].get<double>() > 0) {
+    std::cout << fmt::format("  {}: {:.3f} ms -> {:.3f} ms by {}\n", r["applied"].get<bool>() ? "derived" : "kept",
+                             r["original_ms"].get<double>(), r["derived_ms"].get<double>(),
+                             r["derivation"].get<std::string>());
+    for (const auto& op : r["instantiation"]) std::cout << "    " << op.get<std::string>() << "\n";
+  }
+  if (!r["note"].get<std::string>().empty()) std::cout << "  " << r["note"].get<std::string>() << "\n";
+}
+
+// A compiled artifact: the derivation record in its plan.json.
+void explain_artifact(const ExplainOptions& options) {
+  std::ifstream in(options.model + "/plan.json");
+  nlohmann::json plan = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+  if (plan.is_discarded()) ORCHID_FAIL() << options.model << "/plan.json: not valid JSON";
+  if (!plan.contains("derivation")) {
+    std::cout << options.model << ": compiled without --derive (no derived forms)\n";
+    return;
+  }
+  if (options.json) {
+    std::cout << plan["derivation"].dump(2) << "\n";
+    return;
+  }
+  const auto& d = plan["derivation"];
+  std::cout << fmt::format("{}: {} primitive(s) replaced by derived forms\n", options.model,
+                           d["applied_nodes"].get<size_t>());
+  for (const auto& r : d["records"]) print_record(r);
+}
+
+// An ONNX model: fission, then the derivation stage with its measurements.
+void explain_model(const ExplainOptions& options) {
+  onnx_frontend::ImportOptions import_options;
+  import_options.input_shapes = options.shapes.parse();
+  auto imported = onnx_frontend::import_model(options.model, import_options);
+  print_notes(imported);
+  CompileOptions compile = options.compile.options(/*quiet=*/options.json);
+  if (options.depth >= 0) compile.derive_search.max_depth = options.depth;
+  if (options.time_limit >= 0) compile.derive_search.time_limit_seconds = options.time_limit;
+  compile.derive_search.fingerprint_dedup = !options.no_fingerprints;
+  derivation::DeriveReport report;
+  derive_primitives(fission::fission(imported.graph), compile, &report);
+  std::cout << (options.json ? derivation::derive_report_json(report) + "\n" : derivation::format_derive_report(report));
+}
+
+}  // namespace
+
+void add_explain_command(CLI::App& app, int& status) {
+  auto options = std::make_shared<ExplainOptions>();
+  CLI::App* command = app.add_subcommand(
+      "explain",
+      "Show what derivation does: for an ONNX model, run it on every Conv, ConvTranspose and MatMul (search, "
+      "measure the derived forms against the original) and print each one's steps, costs and search statistics; "
+      "for a compiled artifact folder, print which derived forms its plan uses and where.");
+  command->add_option("model", options->model, "The ONNX model file or an artifact folder")->required();
+  command->add_flag("--json", options->json, "Print the report as JSON");
+  command->add_flag("--no-fingerprints", options->no_fingerprints,
+                    "Search without fingerprint deduplication (to measure what it saves)");
+  command->add_option("--depth", options->depth, "Explorative search depth (default 4)")->check(CLI::NonNegativeNumber);
+  command->add_option("--time-limit", options->time_limit, "Search seconds per primitive (default 2)")
+      ->check(CLI::NonNegativeNumber);
+  add_threads_option(*command, options->threads);
+  options->compile.add_to(*command);
+  options->shapes.add_to(*command);
+  command->callback([options, &status] {
+    set_num_threads(options->threads);
+    if (runtime::is_artifact(options->model)) {
+      explain_artifact(*options);
+    } else {
+      explain_model(*options);
+    }
+    status = 0;
+  });
+}
+
+}  // namespace orchid::cli
