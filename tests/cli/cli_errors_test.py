@@ -319,6 +319,8 @@ def artifact_cases(d):
     if machine.returncode == 0:
         expect_true("machine --json prints positive peaks on the last line", machine_json)
 
+    derive_cases(d, conv, x, out_ref)
+
     def broken_copy(name):
         folder = os.path.join(d, name)
         shutil.copytree(art, folder)
@@ -363,6 +365,49 @@ def artifact_cases(d):
                  "conv_art", "--interpreter")
     expect_error("run an artifact with --shape", ["run", art, "--shape", "x=1x2", "--random-inputs"], "conv_art",
                  "--shape")
+
+
+def derive_cases(d, conv, x, out_ref):
+    """--derive: the compiled plan records what derivation did, `explain`
+    shows it, and the outputs still match the interpreter."""
+    art = os.path.join(d, "conv_derived")
+    expect_ok("compile with --derive", ["compile", conv, "-o", art, "-q", "--derive", "--threads", "1"])
+    out = os.path.join(d, "out_derived")
+    expect_ok("run the --derive artifact", ["run", art, "--input", "x=" + x, "--output-dir", out, "--threads", "1"])
+    expect_true("--derive artifact output matches the interpreter",
+                lambda: np.testing.assert_allclose(load_output(out), load_output(out_ref), rtol=1e-4, atol=1e-5))
+
+    def derivation_record():
+        with open(os.path.join(art, "plan.json")) as f:
+            d = json.load(f)["derivation"]
+        assert len(d["records"]) == 1, d
+        r = d["records"][0]
+        assert r["op"] == "Conv" and r["nodes"] == ["conv1"], r
+        assert r["original_ms"] > 0 and r["derived_ms"] > 0 and r["steps"] > 0, r
+        assert r["search"]["states"] > 0, r
+
+    expect_true("plan.json records the derivation of conv1", derivation_record)
+    shown = expect_ok("explain the --derive artifact", ["explain", art])
+    expect_true("explain names the primitive and the derived form",
+                lambda: (assert_in("conv1", shown.stdout), assert_in("sum_split", shown.stdout)))
+    plain = os.path.join(d, "conv_art")
+    shown = expect_ok("explain an artifact compiled without --derive", ["explain", plain])
+    expect_true("explain says it was compiled without --derive",
+                lambda: assert_in("without --derive", shown.stdout))
+
+    def explain_json():
+        report = json.loads(explained.stdout.strip().splitlines()[-1])
+        r = report["records"][0]
+        assert r["alternatives"] > 0 and r["search"]["dedup_hits"] > 0, r
+
+    explained = expect_ok("explain a model (analytical costs)", ["explain", conv, "--json", "--no-profile"])
+    if explained.returncode == 0:
+        expect_true("explain --json reports the search", explain_json)
+    expect_error("explain a missing model", ["explain", os.path.join(d, "missing.onnx")], "missing.onnx")
+
+
+def assert_in(needle, text):
+    assert needle in text, f"'{needle}' not in output:\n{text}"
 
 
 def assert_keys(obj, *keys):
