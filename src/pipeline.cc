@@ -1,5 +1,9 @@
 #include "pipeline.h"
 
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+
 #include "fission/fission.h"
 #include "orchestration/baseline_plan.h"
 
@@ -12,9 +16,18 @@ namespace {
 double planned_seconds(const Graph& graph, const CompileOptions& options) {
   orchestration::OrchestrateOptions o = options.orchestration;
   o.progress = nullptr;
+  // A small graph: a few profile rounds and seconds of BLP settle it.
+  o.max_rounds = std::min(o.max_rounds, 4);
+  o.solver_time_limit = std::min(o.solver_time_limit, 5.0);
   if (!options.fusion) o.candidates.max_kernel_nodes = 1;  // one kernel per primitive, as the baseline
   orchestration::OrchestrationReport report;
-  orchestration::orchestrate(graph, o, &report);
+  runtime::Program program = orchestration::orchestrate(graph, o, &report);
+  if (std::getenv("ORCHID_DEBUG_DERIVE")) {
+    for (size_t k = 0; k < program.kernels.size(); ++k) {
+      std::fprintf(stderr, "    kernel %s: %.3f ms (%zu nodes) rounds %d\n", program.kernels[k].name.c_str(),
+                   report.kernel_costs[k].seconds * 1e3, program.kernels[k].nodes.size(), report.rounds);
+    }
+  }
   return report.planned_seconds;
 }
 

@@ -13,6 +13,7 @@
 #include "cost/analytical_model.h"
 #include "derivation/instantiate.h"
 #include "orchestration/baseline_plan.h"
+#include "reference/ops/banded.h"
 #include "derivation/region.h"
 #include "ir/expr_affine.h"
 #include "fission/builder.h"
@@ -31,6 +32,7 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
 }
 
 bool is_derivable_op(const Node& node) {
+  if (node.domain == reference::kOrchidDomain) return node.op == "G2BMM" || node.op == "GBMM";
   return node.domain.empty() && (node.op == "Conv" || node.op == "ConvTranspose" || node.op == "MatMul");
 }
 
@@ -109,8 +111,8 @@ Decision decide(const Graph& graph, const Region& region, const DeriveOptions& o
   r.op = graph.nodes()[region.nodes.back()].op;
   r.signature = region.signature;
   auto start = std::chrono::steady_clock::now();
-  const std::vector<std::string> original = structure_key(region.expr);
-  auto goal = [&](Expr state) { return derivation_goal(state) && structure_key(state) != original; };
+  const std::vector<std::string> original_key = structure_key(region.expr);
+  auto goal = [&](Expr state) { return derivation_goal(state) && structure_key(state) != original_key; };
   SearchResult result = search(region.expr, goal, options.search);
   report.search_seconds += seconds_since(start);
   r.stats = result.stats;
@@ -121,11 +123,21 @@ Decision decide(const Graph& graph, const Region& region, const DeriveOptions& o
     return decision;
   }
   start = std::chrono::steady_clock::now();
-  r.original_seconds = options.cost(region_graph(graph, region));
+  const Graph original = region_graph(graph, region);
+  r.original_seconds = options.cost(original);
+  const double original_estimate = options.estimate ? options.estimate(original) : roofline_estimate(original);
   for (const Derivation* form : forms) {
+    Graph derived = derived_graph(graph, region, form->state);
+    // Measuring builds and times every kernel of the form: not for forms the
+    // estimate already puts far behind.
+    double estimate = options.estimate ? options.estimate(derived) : roofline_estimate(derived);
+    if (estimate > options.max_estimate_ratio * original_estimate) {
+      if (r.note.empty()) r.note = "a derived form estimated far slower was not measured";
+      continue;
+    }
     double seconds = 0;
     try {
-      seconds = options.cost(derived_graph(graph, region, form->state));
+      seconds = options.cost(derived);
     } catch (const Error& error) {
       if (r.note.empty()) r.note = std::string("a derived form failed to build: ") + error.what();
       continue;

@@ -28,6 +28,7 @@ struct DeriveOptions {
   SearchOptions search = default_derive_search_options();
   size_t max_alternatives = 3;  // derived forms measured per primitive: the best by `estimate`
   double min_speedup = 1.05;    // a derived form replaces the original only if this much faster
+  double max_estimate_ratio = 3;  // forms estimated slower than this times the original are not measured
   GraphCost cost;               // required
   // Cheap estimate that ranks the forms search found before the best few
   // are costed; empty: roofline_estimate.

@@ -11,7 +11,7 @@ namespace orchid::derivation {
 SearchOptions default_derive_search_options() {
   SearchOptions options;
   options.max_depth = 4;
-  options.time_limit_seconds = 2;
+  options.time_limit_seconds = 3;
   options.max_states = 20000;
   options.max_found = 256;
   return options;

@@ -38,9 +38,11 @@ std::vector<const Rule*> rules_named(std::initializer_list<std::string_view> nam
 
 // Steps guided descent takes even when the mismatch score stays: they never
 // make a program worse (tightening drops zero work, inlining an index map
-// drops a copy) and each shrinks the state, so descent terminates.
+// drops a copy, a sum along an index's diagonal is shorter) and each shrinks
+// the state, so descent terminates.
 bool is_normalizing(const Step& step) {
-  return step.rule == "tighten_loop" || step.rule == "tighten_sum" || step.rule == "inline_scope";
+  return step.rule == "tighten_loop" || step.rule == "tighten_sum" || step.rule == "inline_scope" ||
+         step.rule == "sum_substitute";
 }
 
 struct Node {
@@ -192,7 +194,7 @@ const std::vector<const Rule*>& explorative_rules() {
 
 const std::vector<const Rule*>& guided_rules() {
   static const std::vector<const Rule*> rules =
-      rules_named({"loop_substitute", "tighten_loop", "tighten_sum", "inline_scope", "relayout_input"});
+      rules_named({"loop_substitute", "tighten_loop", "tighten_sum", "inline_scope", "relayout_input", "sum_substitute"});
   return rules;
 }
 

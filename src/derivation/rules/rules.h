@@ -6,6 +6,8 @@
 //  substitution.cc  loop_substitute: replace a child's loop iterator x by
 //                   t = (affine index containing x) e.g. h -> t = h + r - 1;
 //                   sum_split_iter: split a Sum iterator r -> k*p + q;
+//                   sum_substitute: a Sum iterator i -> j = x - i along
+//                   the diagonal an index follows;
 //                   loop_merge is in layout.cc.
 //  inline.cc        inline_scope (traversal merging): substitute a Sum-free
 //                   child scope into its accesses.

@@ -15,8 +15,12 @@
 //                   added terms are 0. Only iterators sharing an index with
 //                   another iterator (taps) are split; p is 2, 3 or a
 //                   coefficient of the body's indices.
+//  sum_substitute   a Sum iterator i combined with a loop iterator x as
+//                   c*(x - i) becomes j = x - i over the range where the
+//                   body can be nonzero (col2im as a short sum over taps).
 #include <algorithm>
 #include <optional>
+#include <utility>
 #include <string>
 #include <unordered_map>
 
@@ -217,12 +221,80 @@ class SumSplitIter final : public Rule {
   }
 };
 
+// A Sum iterator i that an index combines with a loop iterator x as
+// c*(x - i) (or c*(x + i)) is replaced by j = x - i (or x + i): the sum then
+// runs along the diagonal the index follows. For a transposed convolution
+// split by output phase, s*o1 + o2 + p - s*i becomes s*j + o2 + p, and the
+// tap range bounds j to about k/s values instead of every input position.
+// j's range is the hull of x - i, cut to where the body may be nonzero.
+// Exact when the body is 0 wherever i leaves its range (zero_outside): the
+// relaxed range then only adds zero terms, and for each x the map i <-> j is
+// a bijection.
+class SumSubstitute final : public Rule {
+ public:
+  std::string_view name() const override { return "sum_substitute"; }
+
+  std::vector<Rewrite> apply(const RuleSite& site) const override {
+    const auto& s = site.scope->as<ScopeNode>();
+    RangeMap ranges = scope_ranges(s);
+    std::vector<Expr> indices;
+    collect_indices(s.body(), indices);
+    std::vector<Rewrite> out;
+    std::vector<std::pair<Expr, Expr>> seen;  // (i, x) pairs already proposed
+    for (size_t pos = 0; pos < s.sums().size(); ++pos) {
+      const IterRange& i = s.sums()[pos];
+      if (!zero_outside(s.body(), i.iter, {i.lo, i.hi}, ranges)) continue;
+      for (Expr e : indices) {
+        int64_t ci = coefficient_of(e, i.iter);
+        if (ci == 0) continue;
+        for (const IterRange& x : s.loops()) {
+          int64_t cx = coefficient_of(e, x.iter);
+          if (cx != ci && cx != -ci) continue;
+          if (std::find(seen.begin(), seen.end(), std::pair{i.iter, x.iter}) != seen.end()) continue;
+          seen.emplace_back(i.iter, x.iter);
+          if (auto rw = substitute_sum(site.scope, pos, x, cx == -ci)) out.push_back(std::move(*rw));
+        }
+      }
+    }
+    return out;
+  }
+
+ private:
+  // i := x - j (difference) or i := j - x (sum), j over its cut range.
+  static std::optional<Rewrite> substitute_sum(Expr site, size_t pos, const IterRange& x, bool difference) {
+    const auto& s = site->as<ScopeNode>();
+    const IterRange& i = s.sums()[pos];
+    RangeMap ranges = scope_ranges(s);
+    Expr j = fresh_iter(site, "j");
+    Expr combined = difference ? sub(x.iter, i.iter) : add(x.iter, i.iter);
+    std::optional<Interval> hull = index_interval(combined, ranges);
+    if (!hull || hull->empty()) return std::nullopt;
+    Expr solution = difference ? sub(x.iter, j) : sub(j, x.iter);
+    Expr body = substitute(s.body(), i.iter, solution);
+    RangeMap new_ranges = ranges;
+    new_ranges.erase(i.iter);
+    new_ranges[j] = *hull;
+    Interval range = *hull;
+    if (std::optional<Interval> nonzero = support(body, j, new_ranges)) range = range.intersect(*nonzero);
+    if (range.empty() || range.extent() >= i.extent()) return std::nullopt;  // no gain over the original sum
+    new_ranges[j] = range;
+    body = simplify_indices(body, new_ranges);
+    std::vector<IterRange> sums = s.sums();
+    sums[pos] = {j, range.lo, range.hi};
+    Expr result = scope(s.loops(), sums, body, s.pads());
+    std::string detail = i.name() + " -> " + to_string(solution) + ", " + j->as<IterNode>().name() + " in [" +
+                         std::to_string(range.lo) + ", " + std::to_string(range.hi) + ")";
+    return Rewrite{result, detail};
+  }
+};
+
 }  // namespace
 
 std::vector<RulePtr> substitution_rules() {
   std::vector<RulePtr> rules;
   rules.push_back(std::make_unique<LoopSubstitute>());
   rules.push_back(std::make_unique<SumSplitIter>());
+  rules.push_back(std::make_unique<SumSubstitute>());
   return rules;
 }
 
