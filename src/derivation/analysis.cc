@@ -194,7 +194,6 @@ Expr simplify_indices(Expr value, const RangeMap& ranges) {
 
 namespace {
 
-// Every access in an open expression (nested scopes not entered), in order.
 void collect_accesses(Expr e, std::vector<const AccessNode*>& out) {
   if (const auto* a = e->try_as<AccessNode>()) {
     out.push_back(a);
@@ -210,11 +209,25 @@ void collect_accesses(Expr e, std::vector<const AccessNode*>& out) {
 
 }  // namespace
 
-std::vector<Expr> direct_children(Expr value) {
-  std::vector<const AccessNode*> accesses;
-  collect_accesses(value, accesses);
+std::vector<const AccessNode*> accesses_in(Expr value) {
+  std::vector<const AccessNode*> out;
+  collect_accesses(value, out);
+  return out;
+}
+
+std::vector<Expr> access_indices(Expr value) {
   std::vector<Expr> out;
-  for (const AccessNode* a : accesses) {
+  for (const AccessNode* a : accesses_in(value)) {
+    for (Expr i : a->indices()) {
+      if (std::find(out.begin(), out.end(), i) == out.end()) out.push_back(i);
+    }
+  }
+  return out;
+}
+
+std::vector<Expr> direct_children(Expr value) {
+  std::vector<Expr> out;
+  for (const AccessNode* a : accesses_in(value)) {
     if (a->source()->is<ScopeNode>() && std::find(out.begin(), out.end(), a->source()) == out.end()) {
       out.push_back(a->source());
     }
@@ -223,9 +236,8 @@ std::vector<Expr> direct_children(Expr value) {
 }
 
 std::vector<const AccessNode*> accesses_of(Expr value, Expr child) {
-  std::vector<const AccessNode*> all, out;
-  collect_accesses(value, all);
-  for (const AccessNode* a : all) {
+  std::vector<const AccessNode*> out;
+  for (const AccessNode* a : accesses_in(value)) {
     if (a->source() == child) out.push_back(a);
   }
   return out;

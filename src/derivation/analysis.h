@@ -62,6 +62,11 @@ bool zero_outside(Expr value, Expr iter, const Interval& allowed, const RangeMap
 // are left alone.
 Expr simplify_indices(Expr value, const RangeMap& ranges);
 
+// Every access in an open expression (nested scopes are not entered), in
+// order; and the distinct index expressions of those accesses.
+std::vector<const expr::AccessNode*> accesses_in(Expr value);
+std::vector<Expr> access_indices(Expr value);
+
 // The scopes accessed directly in an open expression (nested scopes are not
 // entered), in first-appearance order, each once.
 std::vector<Expr> direct_children(Expr value);

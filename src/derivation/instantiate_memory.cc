@@ -413,25 +413,10 @@ ValueId emit_memory_scope(Emitter& em, const ScopeNode& scope) {
   return em.builder.reduce("ReduceSum", full, axes, false);
 }
 
-namespace {
-
-void collect_accesses(Expr e, std::vector<const AccessNode*>& out) {
-  if (const auto* a = e->try_as<AccessNode>()) return out.push_back(a);
-  if (const auto* bin = e->try_as<BinaryNode>()) {
-    collect_accesses(bin->lhs(), out);
-    collect_accesses(bin->rhs(), out);
-  } else if (const auto* call = e->try_as<CallNode>()) {
-    collect_accesses(call->arg(), out);
-  }
-}
-
-}  // namespace
-
 std::string memory_scope_blocker(const ScopeNode& scope) {
   std::vector<IterRange> targets = unrolls(scope) || scope.sums().empty() ? scope.loops() : expr::iterators(scope);
   if (num_points(targets) <= kMaxGatherTable) return "";
-  std::vector<const AccessNode*> accesses;
-  collect_accesses(scope.body(), accesses);
+  std::vector<const AccessNode*> accesses = accesses_in(scope.body());
   std::unordered_map<Expr, Expr> first_point;  // a representative term
   if (unrolls(scope)) {
     for (const IterRange& r : scope.sums()) first_point[r.iter] = integer(r.lo);

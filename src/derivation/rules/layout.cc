@@ -43,24 +43,6 @@ RangeMap ranges_of(const std::vector<IterRange>& loops, const std::vector<IterRa
   return ranges;
 }
 
-// Every access in an open expression (nested scopes not entered), in order.
-void collect_accesses(Expr e, std::vector<const AccessNode*>& out) {
-  if (const auto* a = e->try_as<AccessNode>()) {
-    out.push_back(a);
-  } else if (const auto* b = e->try_as<BinaryNode>()) {
-    collect_accesses(b->lhs(), out);
-    collect_accesses(b->rhs(), out);
-  } else if (const auto* c = e->try_as<CallNode>()) {
-    collect_accesses(c->arg(), out);
-  }
-}
-
-std::vector<const AccessNode*> accesses_in(Expr value) {
-  std::vector<const AccessNode*> out;
-  collect_accesses(value, out);
-  return out;
-}
-
 bool mentions(Expr index, Expr it) {
   std::vector<Expr> free = free_iterators(index);
   return std::find(free.begin(), free.end(), it) != free.end();

@@ -36,21 +36,6 @@ namespace {
 
 using namespace expr;
 
-// Every access index of an open expression (nested scopes not entered), each
-// distinct one once, in first-appearance order.
-void collect_indices(Expr e, std::vector<Expr>& out) {
-  if (const auto* a = e->try_as<AccessNode>()) {
-    for (Expr i : a->indices()) {
-      if (std::find(out.begin(), out.end(), i) == out.end()) out.push_back(i);
-    }
-  } else if (const auto* b = e->try_as<BinaryNode>()) {
-    collect_indices(b->lhs(), out);
-    collect_indices(b->rhs(), out);
-  } else if (const auto* c = e->try_as<CallNode>()) {
-    collect_indices(c->arg(), out);
-  }
-}
-
 // Whether `it` appears in an index together with another iterator.
 bool combined_somewhere(Expr it, const std::vector<Expr>& indices) {
   for (Expr i : indices) {
@@ -106,8 +91,7 @@ class LoopSubstitute final : public Rule {
       // only inside the box.
       if (!accesses_within_box(s.body(), child, ranges)) continue;
       const auto& c = child->as<ScopeNode>();
-      std::vector<Expr> indices, candidates;
-      collect_indices(c.body(), indices);
+      std::vector<Expr> indices = access_indices(c.body()), candidates;
       for (Expr e : indices) {
         std::optional<Expr> part = loop_part(e, c);
         if (part && std::find(candidates.begin(), candidates.end(), *part) == candidates.end()) {
@@ -171,8 +155,7 @@ class SumSplitIter final : public Rule {
   std::vector<Rewrite> apply(const RuleSite& site) const override {
     const auto& s = site.scope->as<ScopeNode>();
     std::vector<int64_t> factors = {2, 3};
-    std::vector<Expr> indices;
-    collect_indices(s.body(), indices);
+    std::vector<Expr> indices = access_indices(s.body());
     for (Expr i : indices) {
       for (const AffineTerm& t : affine_form(i).terms) {
         int64_t a = t.coef < 0 ? -t.coef : t.coef;
@@ -237,8 +220,7 @@ class SumSubstitute final : public Rule {
   std::vector<Rewrite> apply(const RuleSite& site) const override {
     const auto& s = site.scope->as<ScopeNode>();
     RangeMap ranges = scope_ranges(s);
-    std::vector<Expr> indices;
-    collect_indices(s.body(), indices);
+    std::vector<Expr> indices = access_indices(s.body());
     std::vector<Rewrite> out;
     std::vector<std::pair<Expr, Expr>> seen;  // (i, x) pairs already proposed
     for (size_t pos = 0; pos < s.sums().size(); ++pos) {
