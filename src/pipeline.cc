@@ -36,6 +36,7 @@ double planned_seconds(const Graph& graph, const CompileOptions& options) {
 Graph derive_primitives(Graph primitives, const CompileOptions& options, derivation::DeriveReport* report) {
   derivation::DeriveOptions d;
   d.search = options.derive_search;
+  d.max_estimate_ratio = options.derive_max_estimate_ratio;
   d.cost = [&](const Graph& g) { return planned_seconds(g, options); };
   if (options.orchestration.progress) {
     d.progress = [&](size_t done, size_t total) { options.orchestration.progress({"deriving", done, total, -1}); };

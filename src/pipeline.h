@@ -19,6 +19,9 @@ struct CompileOptions {
   bool fusion = true;   // false: the baseline plan (`--no-fusion`)
   bool derive = false;  // `--derive`
   derivation::SearchOptions derive_search = derivation::default_derive_search_options();
+  // Derived forms estimated slower than this times the original are not
+  // measured (derive.h); `orchid explain --measure-all` lifts it.
+  double derive_max_estimate_ratio = 3;
   orchestration::OrchestrateOptions orchestration;
 };
 

@@ -77,18 +77,31 @@ std::vector<std::string> structure_key(Expr state) {
   return key;
 }
 
+// The largest tensor of a graph, in bytes.
+size_t largest_value_bytes(const Graph& graph) {
+  size_t most = 0;
+  for (size_t v = 0; v < graph.num_values(); ++v) {
+    const TensorType& type = graph.type(ValueId(v));
+    most = std::max(most, size_t(type.numel()) * dtype_size(type.dtype));
+  }
+  return most;
+}
+
 // The distinct forms (by structure_key), best first by the estimate; forms
-// that fail to instantiate are dropped.
+// that fail to instantiate, or whose intermediates dwarf the original's
+// (a reduction materialized over every input position), are dropped.
 std::vector<const Derivation*> ranked_forms(const Graph& graph, const Region& region, const SearchResult& result,
                                             const DeriveOptions& options) {
   std::vector<std::pair<double, const Derivation*>> scored;
   std::vector<std::vector<std::string>> seen;
+  const size_t limit_base = largest_value_bytes(region_graph(graph, region));
   for (const Derivation& d : result.found) {
     std::vector<std::string> key = structure_key(d.state);
     if (std::find(seen.begin(), seen.end(), key) != seen.end()) continue;
     seen.push_back(key);
     try {
       Graph g = derived_graph(graph, region, d.state);
+      if (largest_value_bytes(g) > options.max_growth * std::max<size_t>(limit_base, 1 << 20)) continue;
       scored.emplace_back(options.estimate ? options.estimate(g) : roofline_estimate(g), &d);
     } catch (const Error&) {
       continue;

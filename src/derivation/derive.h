@@ -29,6 +29,7 @@ struct DeriveOptions {
   size_t max_alternatives = 3;  // derived forms measured per primitive: the best by `estimate`
   double min_speedup = 1.05;    // a derived form replaces the original only if this much faster
   double max_estimate_ratio = 3;  // forms estimated slower than this times the original are not measured
+  size_t max_growth = 16;         // forms with a tensor this many times the original's largest are dropped
   GraphCost cost;               // required
   // Cheap estimate that ranks the forms search found before the best few
   // are costed; empty: roofline_estimate.

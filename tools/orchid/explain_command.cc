@@ -4,6 +4,7 @@
 // plan uses and where (plan.json's "derivation").
 #include <fstream>
 #include <iostream>
+#include <limits>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -22,6 +23,9 @@ struct ExplainOptions {
   std::string model;
   bool json = false;
   bool no_fingerprints = false;
+  bool measure_all = false;
+  bool exhaustive = false;
+  size_t max_states = 0;
   int depth = -1;
   double time_limit = -1;
   int threads = 0;
@@ -70,6 +74,9 @@ void explain_model(const ExplainOptions& options) {
   if (options.depth >= 0) compile.derive_search.max_depth = options.depth;
   if (options.time_limit >= 0) compile.derive_search.time_limit_seconds = options.time_limit;
   compile.derive_search.fingerprint_dedup = !options.no_fingerprints;
+  if (options.exhaustive) compile.derive_search.max_found = std::numeric_limits<size_t>::max();
+  if (options.max_states > 0) compile.derive_search.max_states = options.max_states;
+  if (options.measure_all) compile.derive_max_estimate_ratio = std::numeric_limits<double>::infinity();
   derivation::DeriveReport report;
   derive_primitives(fission::fission(imported.graph), compile, &report);
   std::cout << (options.json ? derivation::derive_report_json(report) + "\n" : derivation::format_derive_report(report));
@@ -88,6 +95,11 @@ void add_explain_command(CLI::App& app, int& status) {
   command->add_flag("--json", options->json, "Print the report as JSON");
   command->add_flag("--no-fingerprints", options->no_fingerprints,
                     "Search without fingerprint deduplication (to measure what it saves)");
+  command->add_flag("--measure-all", options->measure_all,
+                    "Measure the best derived forms even when the estimate puts them far behind the original");
+  command->add_flag("--exhaustive", options->exhaustive,
+                    "Search the whole space to --depth (within the limits) instead of stopping after 256 forms");
+  command->add_option("--max-states", options->max_states, "Most states the search expands (default 20000)");
   command->add_option("--depth", options->depth, "Explorative search depth (default 4)")->check(CLI::NonNegativeNumber);
   command->add_option("--time-limit", options->time_limit, "Search seconds per primitive (default 2)")
       ->check(CLI::NonNegativeNumber);
