@@ -1,8 +1,6 @@
 #include "pipeline.h"
 
 #include <algorithm>
-#include <cstdio>
-#include <cstdlib>
 
 #include "fission/fission.h"
 #include "orchestration/baseline_plan.h"
@@ -21,13 +19,7 @@ double planned_seconds(const Graph& graph, const CompileOptions& options) {
   o.solver_time_limit = std::min(o.solver_time_limit, 5.0);
   if (!options.fusion) o.candidates.max_kernel_nodes = 1;  // one kernel per primitive, as the baseline
   orchestration::OrchestrationReport report;
-  runtime::Program program = orchestration::orchestrate(graph, o, &report);
-  if (std::getenv("ORCHID_DEBUG_DERIVE")) {
-    for (size_t k = 0; k < program.kernels.size(); ++k) {
-      std::fprintf(stderr, "    kernel %s: %.3f ms (%zu nodes) rounds %d\n", program.kernels[k].name.c_str(),
-                   report.kernel_costs[k].seconds * 1e3, program.kernels[k].nodes.size(), report.rounds);
-    }
-  }
+  orchestration::orchestrate(graph, o, &report);
   return report.planned_seconds;
 }
 

@@ -5,8 +5,6 @@
 #include <fmt/format.h>
 
 #include <chrono>
-#include <cstdio>
-#include <cstdlib>
 #include <map>
 #include <sstream>
 
@@ -132,7 +130,7 @@ Decision decide(const Graph& graph, const Region& region, const DeriveOptions& o
   r.alternatives = result.found.size();
   std::vector<const Derivation*> forms = ranked_forms(graph, region, result, options);
   if (forms.empty()) {
-    r.note = "search found no instantiable form";
+    r.note = "search found no instantiable form other than the original's";
     return decision;
   }
   start = std::chrono::steady_clock::now();
@@ -155,10 +153,7 @@ Decision decide(const Graph& graph, const Region& region, const DeriveOptions& o
       if (r.note.empty()) r.note = std::string("a derived form failed to build: ") + error.what();
       continue;
     }
-    if (std::getenv("ORCHID_DEBUG_DERIVE")) {
-      std::fprintf(stderr, "form %.6f s: %s\n", seconds, form->to_string().c_str());
-      for (const std::string& op : describe_instantiation(form->state)) std::fprintf(stderr, "    %s\n", op.c_str());
-    }
+    r.measured.push_back({form->to_string(), describe_instantiation(form->state), seconds});
     if (r.derived_seconds > 0 && seconds >= r.derived_seconds) continue;
     r.derived_seconds = seconds;
     r.derivation = form->to_string();

@@ -37,6 +37,13 @@ struct DeriveOptions {
   std::function<void(size_t done, size_t total)> progress;  // optional
 };
 
+// A derived form that was measured.
+struct MeasuredForm {
+  std::string derivation;                  // its steps
+  std::vector<std::string> instantiation;  // its operators
+  double seconds = 0;
+};
+
 // What derivation did for one primitive (and every identical one).
 struct DerivationRecord {
   std::vector<std::string> nodes;  // primitives with this signature
@@ -50,6 +57,7 @@ struct DerivationRecord {
   size_t states_when_found = 0;    // states the search had expanded when it reached the best form
   double seconds_when_found = 0;
   std::vector<std::string> instantiation;  // its operators
+  std::vector<MeasuredForm> measured;  // every form measured, in rank order
   bool applied = false;
   std::string note;                // why not derived, when it was not
   SearchStats stats;
@@ -69,6 +77,7 @@ double roofline_estimate(const Graph& graph);
 
 // The report as JSON (plan.json's "derivation") and as text for the CLI.
 std::string derive_report_json(const DeriveReport& report);
+DeriveReport derive_report_from_json(const std::string& json);  // orchid::Error when malformed
 std::string format_derive_report(const DeriveReport& report);
 
 // The graph with derived forms substituted where they are faster.

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "derivation/derive.h"
+#include "support/error.h"
 
 namespace orchid::derivation {
 
@@ -26,6 +27,18 @@ size_t DeriveReport::applied_nodes() const {
 }
 
 
+namespace {
+
+nlohmann::json measured_json(const std::vector<MeasuredForm>& forms) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const MeasuredForm& f : forms) {
+    out.push_back({{"derivation", f.derivation}, {"instantiation", f.instantiation}, {"ms", f.seconds * 1e3}});
+  }
+  return out;
+}
+
+}  // namespace
+
 std::string derive_report_json(const DeriveReport& report) {
   nlohmann::json records = nlohmann::json::array();
   for (const DerivationRecord& r : report.records) {
@@ -40,6 +53,7 @@ std::string derive_report_json(const DeriveReport& report) {
                        {"states_when_found", r.states_when_found},
                        {"seconds_when_found", r.seconds_when_found},
                        {"instantiation", r.instantiation},
+                       {"measured", measured_json(r.measured)},
                        {"applied", r.applied},
                        {"note", r.note},
                        {"search", {{"states", r.stats.states},
@@ -54,6 +68,41 @@ std::string derive_report_json(const DeriveReport& report) {
                         {"search_seconds", report.search_seconds},
                         {"cost_seconds", report.cost_seconds}};
   return out.dump();
+}
+
+DeriveReport derive_report_from_json(const std::string& text) {
+  nlohmann::json in = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (in.is_discarded() || !in.contains("records")) ORCHID_FAIL() << "derivation record: not valid JSON";
+  DeriveReport report;
+  report.search_seconds = in.value("search_seconds", 0.0);
+  report.cost_seconds = in.value("cost_seconds", 0.0);
+  for (const auto& j : in["records"]) {
+    DerivationRecord r;
+    r.nodes = j.value("nodes", std::vector<std::string>{});
+    r.op = j.value("op", "");
+    r.signature = j.value("signature", "");
+    r.alternatives = j.value("alternatives", size_t(0));
+    r.original_seconds = j.value("original_ms", 0.0) / 1e3;
+    r.derived_seconds = j.value("derived_ms", 0.0) / 1e3;
+    r.derivation = j.value("derivation", "");
+    r.steps = j.value("steps", size_t(0));
+    r.instantiation = j.value("instantiation", std::vector<std::string>{});
+    for (const auto& f : j.value("measured", nlohmann::json::array())) {
+      r.measured.push_back({f.value("derivation", ""), f.value("instantiation", std::vector<std::string>{}),
+                            f.value("ms", 0.0) / 1e3});
+    }
+    r.applied = j.value("applied", false);
+    r.note = j.value("note", "");
+    const auto& s = j.value("search", nlohmann::json::object());
+    r.stats.states = s.value("states", size_t(0));
+    r.stats.generated = s.value("generated", size_t(0));
+    r.stats.dedup_hits = s.value("dedup_hits", size_t(0));
+    r.stats.guided_steps = s.value("guided_steps", size_t(0));
+    r.stats.seconds = s.value("seconds", 0.0);
+    r.stats.limit_reached = s.value("limit_reached", false);
+    report.records.push_back(std::move(r));
+  }
+  return report;
 }
 
 std::string format_derive_report(const DeriveReport& report) {
@@ -74,6 +123,10 @@ std::string format_derive_report(const DeriveReport& report) {
                          r.original_seconds * 1e3, r.derived_seconds * 1e3,
                          r.original_seconds / r.derived_seconds, r.derivation);
       for (const std::string& op : r.instantiation) out += "      " + op + "\n";
+    }
+    if (r.measured.size() > 1) {
+      out += "    forms measured:\n";
+      for (const MeasuredForm& f : r.measured) out += fmt::format("      {:.3f} ms: {}\n", f.seconds * 1e3, f.derivation);
     }
     if (!r.note.empty()) out += "    " + r.note + "\n";
     out += "    search: " + r.stats.to_string() + "\n";

@@ -383,13 +383,15 @@ def derive_cases(d, conv, x, out_ref):
         assert len(d["records"]) == 1, d
         r = d["records"][0]
         assert r["op"] == "Conv" and r["nodes"] == ["conv1"], r
-        assert r["original_ms"] > 0 and r["derived_ms"] > 0 and r["steps"] > 0, r
-        assert r["search"]["states"] > 0, r
+        assert r["alternatives"] > 0 and r["search"]["states"] > 0, r
+        # Measured forms (the estimate may rule all out for so small a conv) have times and steps.
+        assert all(f["ms"] > 0 and f["derivation"] for f in r["measured"]), r
+        assert r["applied"] == (r["derived_ms"] > 0 and r["derived_ms"] * 1.05 <= r["original_ms"]), r
 
     expect_true("plan.json records the derivation of conv1", derivation_record)
     shown = expect_ok("explain the --derive artifact", ["explain", art])
-    expect_true("explain names the primitive and the derived form",
-                lambda: (assert_in("conv1", shown.stdout), assert_in("sum_split", shown.stdout)))
+    expect_true("explain names the primitive and reports the search",
+                lambda: (assert_in("conv1", shown.stdout), assert_in("states expanded", shown.stdout)))
     plain = os.path.join(d, "conv_art")
     shown = expect_ok("explain an artifact compiled without --derive", ["explain", plain])
     expect_true("explain says it was compiled without --derive",

@@ -6,7 +6,6 @@
 #include <iostream>
 #include <limits>
 
-#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "common.h"
@@ -33,18 +32,6 @@ struct ExplainOptions {
   CompileFlags compile;
 };
 
-void print_record(const nlohmann::json& r) {
-  std::cout << fmt::format("{} ({} node(s): {})\n", r["signature"].get<std::string>(), r["nodes"].size(),
-                           r["nodes"].empty() ? "" : r["nodes"][0].get<std::string>());
-  if (r["derived_ms"].get<double>() > 0) {
-    std::cout << fmt::format("  {}: {:.3f} ms -> {:.3f} ms by {}\n", r["applied"].get<bool>() ? "derived" : "kept",
-                             r["original_ms"].get<double>(), r["derived_ms"].get<double>(),
-                             r["derivation"].get<std::string>());
-    for (const auto& op : r["instantiation"]) std::cout << "    " << op.get<std::string>() << "\n";
-  }
-  if (!r["note"].get<std::string>().empty()) std::cout << "  " << r["note"].get<std::string>() << "\n";
-}
-
 // A compiled artifact: the derivation record in its plan.json.
 void explain_artifact(const ExplainOptions& options) {
   std::ifstream in(options.model + "/plan.json");
@@ -58,10 +45,8 @@ void explain_artifact(const ExplainOptions& options) {
     std::cout << plan["derivation"].dump(2) << "\n";
     return;
   }
-  const auto& d = plan["derivation"];
-  std::cout << fmt::format("{}: {} primitive(s) replaced by derived forms\n", options.model,
-                           d["applied_nodes"].get<size_t>());
-  for (const auto& r : d["records"]) print_record(r);
+  std::cout << options.model << ":\n" << derivation::format_derive_report(
+                                             derivation::derive_report_from_json(plan["derivation"].dump()));
 }
 
 // An ONNX model: fission, then the derivation stage with its measurements.
