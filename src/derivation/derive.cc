@@ -4,21 +4,19 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 #include <map>
-#include <sstream>
 
 #include "cost/analytical_model.h"
 #include "derivation/instantiate.h"
+#include "derivation/region.h"
+#include "fission/builder.h"
+#include "ir/expr_affine.h"
+#include "ir/expr_utils.h"
+#include "ir/graph_utils.h"
 #include "orchestration/baseline_plan.h"
 #include "reference/ops/banded.h"
-#include "derivation/region.h"
-#include "ir/expr_affine.h"
-#include "fission/builder.h"
-#include "fission/primitive_expr.h"
-#include "ir/expr_utils.h"
-#include "ir/graph_printer.h"
-#include "ir/graph_utils.h"
 #include "support/error.h"
 
 namespace orchid::derivation {
