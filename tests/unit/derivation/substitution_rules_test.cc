@@ -172,3 +172,42 @@ TEST(SubstitutionChain, Conv3x3ToMatMulPlusOffsetSum) {
 
 }  // namespace
 }  // namespace orchid::derivation
+
+namespace orchid::derivation {
+namespace {
+
+using testing::expect_all_exact;
+using testing::expect_golden;
+using testing::rewrites_of;
+
+// col2im by output phase: out[2*o1 + o2] = Sum_i T[2*o1 + o2 + 1 - 2*i, i] reads
+// a tap t in [0, 4) for about 2 of the 5 input positions; along j = o1 - i the
+// sum has 3 terms.
+TEST(SumSubstitute, TransposedConvolutionSumsAlongTheDiagonal) {
+  expect_golden("sum_substitute", "tensor T[4,5]  L<o1:0:5, o2:0:2> Sum<i:0:5> T[2*o1 + o2 + 1 - 2*i, i]",
+                "tensor T[4,5]  L<o1:0:5, o2:0:2> Sum<j:-1:2> T[2*j + o2 + 1, o1 - j]");
+}
+
+TEST(SumSubstitute, ExactOnVariedStates) {
+  EXPECT_GT(expect_all_exact("sum_substitute",
+                             expr::parse("tensor T[3,6] tensor B[2]  L<o1:0:6, o2:0:3> Sum<i:0:6> "
+                                         "T[3*o1 + o2 - 3*i, i] * B[o2 % 2]")),
+            0u);
+  // x + i along the other diagonal, nonzero origins, a child scope source.
+  EXPECT_GT(expect_all_exact("sum_substitute",
+                             expr::parse("tensor K[8] tensor A[9]  L<x:1:5> Sum<i:0:8> "
+                                         "{ L<a:3:6> A[a] * 2.0 }[x + i] * K[i]")),
+            0u);
+}
+
+TEST(SumSubstitute, NotWhereTermsOutsideTheRangeAreNonzero) {
+  // B[o] does not vanish when i leaves [0, 5): relaxing i would add terms.
+  EXPECT_TRUE(rewrites_of("sum_substitute",
+                          expr::parse("tensor T[4,5] tensor B[5]  L<o:0:5> Sum<i:0:5> T[o - i, i] + B[o]"))
+                  .empty());
+  // No gain: the diagonal is as long as the range.
+  EXPECT_TRUE(rewrites_of("sum_substitute", expr::parse("tensor T[9,5]  L<o:0:5> Sum<i:0:5> T[o - i + 4, i]")).empty());
+}
+
+}  // namespace
+}  // namespace orchid::derivation
