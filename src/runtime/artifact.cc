@@ -155,7 +155,11 @@ MemoryPlan save_artifact(const Program& program, const ArtifactInfo& info, const
   return memory;
 }
 
-Program load_artifact(const std::string& dir) {
+namespace {
+
+// plan.json of the artifact in `dir`, checked: a folder, an Orchid plan, of
+// this Orchid version.
+json read_plan(const std::string& dir) {
   const fs::path plan_path = fs::path(dir) / kPlanFile;
   if (!fs::is_directory(dir)) ORCHID_FAIL() << dir << ": no such folder";
   if (!fs::is_regular_file(plan_path)) ORCHID_FAIL() << dir << ": not a compiled artifact (no " << kPlanFile << ")";
@@ -169,6 +173,21 @@ Program load_artifact(const std::string& dir) {
                   << "); this is Orchid " << kVersion << " (format " << kArtifactFormat
                   << "): compile the model again";
   }
+  return plan;
+}
+
+std::string record_text(const json& plan, const char* key) { return plan.contains(key) ? plan[key].dump() : ""; }
+
+}  // namespace
+
+ArtifactInfo load_artifact_info(const std::string& dir) {
+  const json plan = read_plan(dir);
+  return {plan.value("source_model", ""), record_text(plan, "orchestration"), record_text(plan, "derivation")};
+}
+
+Program load_artifact(const std::string& dir) {
+  const fs::path plan_path = fs::path(dir) / kPlanFile;
+  json plan = read_plan(dir);
   const TensorBlob weights = open_weights(fs::path(dir) / kWeightsFile);
   Program program;
   if (!plan.contains("graph")) ORCHID_FAIL() << plan_path.string() << ": no graph";

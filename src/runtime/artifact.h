@@ -22,10 +22,10 @@ struct ArtifactInfo {
   std::string source_model;  // the ONNX file it was compiled from
   // JSON text recorded as plan.json's "orchestration" (how the plan was
   // chosen: parts, candidates, per-kernel costs, optimality); empty: none.
-  std::string orchestration_json;
+  std::string orchestration_json = {};
   // JSON text recorded as plan.json's "derivation" (which primitives were
   // replaced by derived forms, with the steps); empty: none.
-  std::string derivation_json;
+  std::string derivation_json = {};
 };
 
 // Returns the memory plan it records in plan.json (row-major sizes; layouts
@@ -34,6 +34,8 @@ MemoryPlan save_artifact(const Program& program, const ArtifactInfo& info, const
 // orchid::Error naming the folder and file when it is missing, corrupt, or
 // from another Orchid version.
 Program load_artifact(const std::string& dir);
+// What save_artifact recorded beside the program (same errors as load_artifact).
+ArtifactInfo load_artifact_info(const std::string& dir);
 // Whether `path` is a folder holding plan.json.
 bool is_artifact(const std::string& path);
 

@@ -86,7 +86,7 @@ void compile_model(const CompileCommandOptions& options) {
   LoadedModel loaded = load_model(options.model, options.shapes, /*interpreter=*/false, options.compile,
                                   options.quiet, &report, &derive_report);
   if (!loaded.program) ORCHID_FAIL() << options.model << ": nothing to compile";
-  runtime::ArtifactInfo info{options.model, "", ""};
+  runtime::ArtifactInfo info{options.model};
   if (!options.compile.no_fusion) info.orchestration_json = orchestration_json(report, *loaded.program);
   if (options.compile.derive) info.derivation_json = derivation::derive_report_json(derive_report);
   const runtime::MemoryPlan memory = runtime::save_artifact(*loaded.program, info, options.output_dir);

@@ -2,11 +2,8 @@
 // primitives (each one's derived forms, derivation steps, measured costs and
 // search statistics), or, for a compiled artifact, which derived forms its
 // plan uses and where (plan.json's "derivation").
-#include <fstream>
 #include <iostream>
 #include <limits>
-
-#include <nlohmann/json.hpp>
 
 #include "common.h"
 #include "fission/fission.h"
@@ -34,19 +31,17 @@ struct ExplainOptions {
 
 // A compiled artifact: the derivation record in its plan.json.
 void explain_artifact(const ExplainOptions& options) {
-  std::ifstream in(options.model + "/plan.json");
-  nlohmann::json plan = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
-  if (plan.is_discarded()) ORCHID_FAIL() << options.model << "/plan.json: not valid JSON";
-  if (!plan.contains("derivation")) {
+  const std::string record = runtime::load_artifact_info(options.model).derivation_json;
+  if (record.empty()) {
     std::cout << options.model << ": compiled without --derive (no derived forms)\n";
     return;
   }
   if (options.json) {
-    std::cout << plan["derivation"].dump(2) << "\n";
+    std::cout << record << "\n";
     return;
   }
-  std::cout << options.model << ":\n" << derivation::format_derive_report(
-                                             derivation::derive_report_from_json(plan["derivation"].dump()));
+  std::cout << options.model << ":\n"
+            << derivation::format_derive_report(derivation::derive_report_from_json(record));
 }
 
 // An ONNX model: fission, then the derivation stage with its measurements.
