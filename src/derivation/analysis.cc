@@ -23,11 +23,15 @@ Interval Interval::hull(const Interval& other) const {
   return {std::min(lo, other.lo), std::max(hi, other.hi)};
 }
 
-RangeMap scope_ranges(const ScopeNode& scope) {
+RangeMap ranges_of(const std::vector<IterRange>& loops, const std::vector<IterRange>& sums) {
   RangeMap ranges;
-  for (const IterRange& r : iterators(scope)) ranges[r.iter] = {r.lo, r.hi};
+  for (const auto* list : {&loops, &sums}) {
+    for (const IterRange& r : *list) ranges[r.iter] = {r.lo, r.hi};
+  }
   return ranges;
 }
+
+RangeMap scope_ranges(const ScopeNode& scope) { return ranges_of(scope.loops(), scope.sums()); }
 
 namespace {
 
@@ -67,7 +71,6 @@ std::optional<Bounds> bounds_of(Expr index, const RangeMap& ranges) {
   return total;
 }
 
-int64_t ceil_div_int(int64_t a, int64_t b) { return -floor_div_int(-a, b); }
 
 // Values of x with lo <= coef * x + rest < hi for some rest in `rest`.
 Interval solve_in_box(int64_t coef, Bounds rest, Interval box) {
@@ -208,6 +211,12 @@ void collect_accesses(Expr e, std::vector<const AccessNode*>& out) {
 }
 
 }  // namespace
+
+std::vector<Expr> scopes_of(Expr state) {
+  std::vector<Expr> scopes = nested_scopes(state);
+  scopes.push_back(state);
+  return scopes;
+}
 
 std::vector<const AccessNode*> accesses_in(Expr value) {
   std::vector<const AccessNode*> out;

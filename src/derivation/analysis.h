@@ -34,8 +34,10 @@ struct Interval {
 // Iterator (IterNode) -> its range.
 using RangeMap = std::unordered_map<Expr, Interval>;
 
-// The ranges of a scope's loop and sum iterators.
+// The ranges of a scope's loop and sum iterators; ranges_of for a scope
+// about to be built.
 RangeMap scope_ranges(const expr::ScopeNode& scope);
+RangeMap ranges_of(const std::vector<expr::IterRange>& loops, const std::vector<expr::IterRange>& sums);
 
 // The hull of the values `index` takes while its iterators range over
 // `ranges`; nullopt if an iterator has no range there.
@@ -61,6 +63,10 @@ bool zero_outside(Expr value, Expr iter, const Interval& allowed, const RangeMap
 // e.g. floor(h2 / 2) -> 0 and h2 % 2 -> h2 when h2 in [0, 2). Nested scopes
 // are left alone.
 Expr simplify_indices(Expr value, const RangeMap& ranges);
+
+// Every scope of a state: the nested ones innermost first (each after the
+// scopes it reads), then the root.
+std::vector<Expr> scopes_of(Expr state);
 
 // Every access in an open expression (nested scopes are not entered), in
 // order; and the distinct index expressions of those accesses.

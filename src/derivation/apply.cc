@@ -8,9 +8,7 @@ namespace orchid::derivation {
 
 std::vector<Successor> successors(Expr state, const std::vector<const Rule*>& rules) {
   std::vector<Successor> out;
-  std::vector<Expr> sites = expr::nested_scopes(state);
-  sites.push_back(state);
-  for (Expr site : sites) {
+  for (Expr site : scopes_of(state)) {
     for (const Rule* rule : rules) {
       for (Rewrite& rewrite : rule->apply({site, site == state})) {
         Expr next = site == state ? rewrite.scope : replace_scope(state, site, rewrite.scope);

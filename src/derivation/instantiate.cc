@@ -43,13 +43,6 @@ bool has_varying_product(Expr e, const ScopeNode& scope) {
   return varying_factors(e, scope) >= 2;
 }
 
-// Every scope of the state, innermost first, the root last.
-std::vector<Expr> scopes_in_order(Expr state) {
-  std::vector<Expr> scopes = nested_scopes(state);
-  scopes.push_back(state);
-  return scopes;
-}
-
 // Empty when `scope` can be emitted, else why not.
 std::string scope_blocker(const ScopeNode& scope) {
   if (!is_compute_scope(scope)) return inst::memory_scope_blocker(scope);
@@ -79,8 +72,16 @@ bool is_compute_scope(const ScopeNode& scope) {
   return !scope.sums().empty() && has_varying_product(scope.body(), scope);
 }
 
+std::vector<const ScopeNode*> compute_scopes(Expr state) {
+  std::vector<const ScopeNode*> out;
+  for (Expr s : scopes_of(state)) {
+    if (is_compute_scope(s->as<ScopeNode>())) out.push_back(&s->as<ScopeNode>());
+  }
+  return out;
+}
+
 bool instantiable(Expr state, std::string* why_not) {
-  std::vector<Expr> scopes = scopes_in_order(state);
+  std::vector<Expr> scopes = scopes_of(state);
   for (size_t i = 0; i < scopes.size(); ++i) {
     std::string blocker = scope_blocker(scopes[i]->as<ScopeNode>());
     if (blocker.empty()) continue;
@@ -92,7 +93,7 @@ bool instantiable(Expr state, std::string* why_not) {
 
 std::vector<std::string> describe_instantiation(Expr state) {
   std::vector<std::string> lines;
-  for (Expr s : scopes_in_order(state)) {
+  for (Expr s : scopes_of(state)) {
     const auto& scope = s->as<ScopeNode>();
     if (!is_compute_scope(scope)) {
       lines.push_back("memory-bound " + inst::describe_memory_scope(scope));
@@ -110,7 +111,7 @@ ValueId instantiate(Expr state, const std::map<std::string, ValueId, std::less<>
   ORCHID_CHECK(state->is<ScopeNode>()) << "instantiate: the state is not a scope";
   inst::Emitter em{builder, {}};
   bind_inputs(em, state, inputs);
-  for (Expr s : scopes_in_order(state)) {
+  for (Expr s : scopes_of(state)) {
     const auto& scope = s->as<ScopeNode>();
     if (std::string blocker = scope_blocker(scope); !blocker.empty()) ORCHID_FAIL() << "instantiate: " << blocker;
     ValueId v = kNoValue;

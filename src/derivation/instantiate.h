@@ -20,6 +20,8 @@ namespace orchid::derivation {
 // product of two factors that both vary with them (the O(n^3) work);
 // otherwise it is memory-bound.
 bool is_compute_scope(const expr::ScopeNode& scope);
+// The compute scopes of a state, innermost first.
+std::vector<const expr::ScopeNode*> compute_scopes(Expr state);
 
 // Whether `state` can be instantiated with every compute scope as a library
 // operator: the derivation search's goal. *why_not says what blocks it.

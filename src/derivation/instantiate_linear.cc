@@ -26,7 +26,6 @@ Ranges join(std::initializer_list<Ranges> parts) {
   return out;
 }
 
-int64_t ceil_div_int(int64_t a, int64_t b) { return -floor_div_int(-a, b); }
 
 std::string dims_text(const std::vector<int64_t>& dims) {
   std::string s = "[";

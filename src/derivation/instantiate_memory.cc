@@ -49,7 +49,6 @@ Box box_of(Expr source) {
   return box;
 }
 
-int64_t ceil_div_int(int64_t a, int64_t b) { return -floor_div_int(-a, b); }
 
 // One source dimension of a layout-primitive lowering: the slice of the
 // source (value coordinates) that is read, the zero padding around it, and

@@ -101,7 +101,7 @@ class Searcher {
   void descend(const Node& from) {
     Node node = from;
     int score = mismatch_score(node.state);
-    if (score == 0 && !has_compute_scope(node.state)) return;
+    if (score == 0 && compute_scopes(node.state).empty()) return;
     for (int step = 0; step < options_.max_guided_steps; ++step) {
       std::optional<Successor> best;
       int best_score = score;
@@ -121,15 +121,6 @@ class Searcher {
       score = best_score;
       if (!add(node)) return;  // already known: its own descent covers the rest
     }
-  }
-
-  static bool has_compute_scope(Expr state) {
-    std::vector<Expr> scopes = expr::nested_scopes(state);
-    scopes.push_back(state);
-    for (Expr s : scopes) {
-      if (is_compute_scope(s->as<expr::ScopeNode>())) return true;
-    }
-    return false;
   }
 
   void check_step(Expr before, const Successor& s) const {
@@ -199,13 +190,9 @@ const std::vector<const Rule*>& guided_rules() {
 }
 
 int mismatch_score(Expr state) {
-  std::vector<Expr> scopes = expr::nested_scopes(state);
-  scopes.push_back(state);
   int score = 0;
-  for (Expr s : scopes) {
-    const auto& scope = s->as<expr::ScopeNode>();
-    if (!is_compute_scope(scope)) continue;
-    PatternMatch match = match_operator(scope);
+  for (const expr::ScopeNode* scope : compute_scopes(state)) {
+    PatternMatch match = match_operator(*scope);
     if (match.op) continue;
     score += match.pattern_rows == 0 ? 8 : int(match.pattern_rows);
   }

@@ -88,6 +88,8 @@ int64_t floor_div_int(int64_t a, int64_t b) {
 
 int64_t floor_mod_int(int64_t a, int64_t b) { return a - b * floor_div_int(a, b); }
 
+int64_t ceil_div_int(int64_t a, int64_t b) { return -floor_div_int(-a, b); }
+
 AffineForm affine_form(Expr index) {
   ORCHID_CHECK(index != nullptr && index->is_index()) << "not an index expression";
   if (const auto* a = index->try_as<AffineNode>()) return {a->terms(), a->constant()};

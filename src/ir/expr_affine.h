@@ -46,8 +46,9 @@ Expr mod_index(Expr index, int64_t divisor);
 // addresses): negative, zero or positive like strcmp. Zero iff identical.
 int compare_index(Expr a, Expr b);
 
-// Floor division and floor modulo on integers (divisor > 0).
+// Floor division, floor modulo and ceiling division on integers (divisor > 0).
 int64_t floor_div_int(int64_t a, int64_t b);
 int64_t floor_mod_int(int64_t a, int64_t b);
+int64_t ceil_div_int(int64_t a, int64_t b);
 
 }  // namespace orchid::expr

@@ -32,17 +32,6 @@ using namespace expr;
 
 using IndexMap = std::function<std::vector<Expr>(const std::vector<Expr>&)>;
 
-int64_t ceil_div(int64_t a, int64_t b) { return -floor_div_int(-a, b); }
-
-// The ranges of the iterators of a scope about to be built.
-RangeMap ranges_of(const std::vector<IterRange>& loops, const std::vector<IterRange>& sums) {
-  RangeMap ranges;
-  for (const auto* list : {&loops, &sums}) {
-    for (const IterRange& r : *list) ranges[r.iter] = {r.lo, r.hi};
-  }
-  return ranges;
-}
-
 bool mentions(Expr index, Expr it) {
   std::vector<Expr> free = free_iterators(index);
   return std::find(free.begin(), free.end(), it) != free.end();
@@ -178,7 +167,7 @@ std::vector<Expr> boxed_children(const ScopeNode& s) {
 Expr split_scope_loop(const ScopeNode& c, size_t pos, int64_t p, Expr names) {
   const IterRange& x = c.loops()[pos];
   auto [x1, x2] = fresh_pair(names, x.name());
-  std::vector<IterRange> loops = splice(c.loops(), pos, 1, {{x1, 0, ceil_div(x.extent(), p)}, {x2, 0, p}});
+  std::vector<IterRange> loops = splice(c.loops(), pos, 1, {{x1, 0, ceil_div_int(x.extent(), p)}, {x2, 0, p}});
   std::vector<int64_t> pads = splice(c.pads(), pos, 1, {0, 0});
   Expr value = add(add(mul(integer(p), x1), x2), integer(x.lo));
   Expr body = substitute(c.body(), x.iter, value);
@@ -371,7 +360,7 @@ class RelayoutInput final : public Rule {
         continue;
       }
       Expr ia = fresh_distinct(site, "a", taken), ib = fresh_distinct(site, "b", taken);
-      loops.push_back({ia, floor_div_int(box.lo, p), ceil_div(box.hi, p)});
+      loops.push_back({ia, floor_div_int(box.lo, p), ceil_div_int(box.hi, p)});
       loops.push_back({ib, 0, p});
       src_idx.push_back(add(mul(integer(p), ia), ib));
     }

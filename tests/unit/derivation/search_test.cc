@@ -19,16 +19,6 @@ namespace {
 
 using expr::parse;
 
-std::vector<const expr::ScopeNode*> compute_scopes(Expr state) {
-  std::vector<Expr> scopes = expr::nested_scopes(state);
-  scopes.push_back(state);
-  std::vector<const expr::ScopeNode*> out;
-  for (Expr s : scopes) {
-    if (is_compute_scope(s->as<expr::ScopeNode>())) out.push_back(&s->as<expr::ScopeNode>());
-  }
-  return out;
-}
-
 // Instantiable, with every compute scope matching `op` (at least one).
 bool all_compute_is(Expr state, LinearOp op) {
   std::vector<const expr::ScopeNode*> scopes = compute_scopes(state);
@@ -39,52 +29,11 @@ bool all_compute_is(Expr state, LinearOp op) {
   return true;
 }
 
-bool is_sum_iter(const expr::ScopeNode& s, Expr it) {
-  for (const expr::IterRange& r : s.sums()) {
-    if (r.iter == it) return true;
-  }
-  return false;
-}
-
-// The largest |coefficient| of a sum iterator in the compute scopes' access
-// indices (a dilation shows as 2*r).
-int64_t max_sum_coefficient(Expr state) {
-  int64_t most = 0;
-  for (const expr::ScopeNode* s : compute_scopes(state)) {
-    const auto table = iterator_table(*s);
-    if (!table) continue;
-    for (const expr::AccessNode* a : {table->a, table->b}) {
-      for (Expr index : a->indices()) {
-        for (const expr::AffineTerm& t : expr::affine_form(index).terms) {
-          if (is_sum_iter(*s, t.atom)) most = std::max(most, std::abs(t.coef));
-        }
-      }
-    }
-  }
-  return most;
-}
-
-// The largest extent of a sum iterator of the compute scopes that also
-// appears combined with a loop iterator (a convolution tap).
-int64_t max_tap_extent(Expr state) {
-  int64_t most = 0;
-  for (const expr::ScopeNode* s : compute_scopes(state)) {
-    const auto table = iterator_table(*s);
-    if (!table) continue;
-    for (const IteratorRow& row : table->rows) {
-      if (row.is_sum && (row.combined_a || row.combined_b)) most = std::max(most, row.range.extent());
-    }
-  }
-  return most;
-}
-
 // Every compute scope is a Conv with these tap extents and dilation 1, and
 // no other scope sums (no offset sum is left over).
 bool plain_convs(Expr state, std::vector<int64_t> taps) {
   if (!all_compute_is(state, LinearOp::Conv)) return false;
-  std::vector<Expr> scopes = expr::nested_scopes(state);
-  scopes.push_back(state);
-  for (Expr s : scopes) {
+  for (Expr s : scopes_of(state)) {
     const auto& scope = s->as<expr::ScopeNode>();
     if (!is_compute_scope(scope)) {
       if (!scope.sums().empty()) return false;
@@ -169,7 +118,8 @@ TEST(DerivationSearch, Conv5x5ToConv3x3Pieces) {
                  if (!all_compute_is(s, LinearOp::Conv)) return false;
                  for (const expr::ScopeNode* c : compute_scopes(s)) {
                    std::vector<int64_t> taps;
-                   for (const ConvSpatial& d : match_linear(*c)->spatial) {
+                   std::optional<LinearMatch> m = match_linear(*c);
+                   for (const ConvSpatial& d : m->spatial) {
                      if (d.dilation != 1) return false;
                      taps.push_back(d.tap.extent());
                    }
