@@ -35,13 +35,9 @@ bool is_derivable_op(const Node& node) {
 // A graph computing the region's output from its leaves through `state`.
 Graph derived_graph(const Graph& graph, const Region& region, Expr state) {
   Graph g;
+  std::map<ValueId, ValueId> copied;
   std::map<std::string, ValueId, std::less<>> inputs;
-  for (const auto& [name, id] : region.inputs) {
-    const Value& v = graph.value(id);
-    ValueId nid = v.is_constant() ? g.add_constant(v.name, *v.constant) : g.add_value(v.name, v.type);
-    if (!v.is_constant()) g.inputs().push_back(nid);
-    inputs[name] = nid;
-  }
+  for (const auto& [name, id] : region.inputs) inputs[name] = copy_leaf(graph, id, g, copied);
   fission::FissionBuilder builder(g, graph.nodes()[region.nodes.back()]);
   g.outputs().push_back(instantiate(state, inputs, builder));
   return g;
@@ -53,13 +49,9 @@ Graph derived_graph(const Graph& graph, const Region& region, Expr state) {
 // dilation). A rewrite that keeps these (a relaxed range, a split
 // reduction) is not worth costing.
 std::vector<std::string> structure_key(Expr state) {
-  std::vector<Expr> scopes = expr::nested_scopes(state);
-  scopes.push_back(state);
   std::vector<std::string> key;
-  for (Expr s : scopes) {
-    const auto& scope = s->as<expr::ScopeNode>();
-    if (!is_compute_scope(scope)) continue;
-    std::optional<LinearMatch> m = match_linear(scope);
+  for (const expr::ScopeNode* scope : compute_scopes(state)) {
+    std::optional<LinearMatch> m = match_linear(*scope);
     if (!m) {
       key.push_back("?");
       continue;
@@ -83,30 +75,41 @@ size_t largest_value_bytes(const Graph& graph) {
   return most;
 }
 
+double estimate_of(const DeriveOptions& options, const Graph& graph) {
+  return options.estimate ? options.estimate(graph) : roofline_estimate(graph);
+}
+
+// A derived form ready to cost: its small graph and estimate.
+struct RankedForm {
+  const Derivation* derivation;
+  Graph graph;
+  double estimate;
+};
+
 // The distinct forms (by structure_key), best first by the estimate; forms
 // that fail to instantiate, or whose intermediates dwarf the original's
 // (a reduction materialized over every input position), are dropped.
-std::vector<const Derivation*> ranked_forms(const Graph& graph, const Region& region, const SearchResult& result,
-                                            const DeriveOptions& options) {
-  std::vector<std::pair<double, const Derivation*>> scored;
+std::vector<RankedForm> ranked_forms(const Graph& graph, const Region& region, const Graph& original,
+                                     const SearchResult& result, const DeriveOptions& options) {
+  std::vector<RankedForm> ranked;
   std::vector<std::vector<std::string>> seen;
-  const size_t limit_base = largest_value_bytes(region_graph(graph, region));
+  const size_t size_limit = options.max_growth * std::max<size_t>(largest_value_bytes(original), 1 << 20);
   for (const Derivation& d : result.found) {
     std::vector<std::string> key = structure_key(d.state);
     if (std::find(seen.begin(), seen.end(), key) != seen.end()) continue;
     seen.push_back(key);
     try {
       Graph g = derived_graph(graph, region, d.state);
-      if (largest_value_bytes(g) > options.max_growth * std::max<size_t>(limit_base, 1 << 20)) continue;
-      scored.emplace_back(options.estimate ? options.estimate(g) : roofline_estimate(g), &d);
+      if (largest_value_bytes(g) > size_limit) continue;
+      double estimate = estimate_of(options, g);
+      ranked.push_back({&d, std::move(g), estimate});
     } catch (const Error&) {
       continue;
     }
   }
-  std::stable_sort(scored.begin(), scored.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-  std::vector<const Derivation*> out;
-  for (size_t i = 0; i < scored.size() && i < options.max_alternatives; ++i) out.push_back(scored[i].second);
-  return out;
+  std::stable_sort(ranked.begin(), ranked.end(), [](const auto& a, const auto& b) { return a.estimate < b.estimate; });
+  if (ranked.size() > options.max_alternatives) ranked.resize(options.max_alternatives);
+  return ranked;
 }
 
 struct Decision {
@@ -126,27 +129,26 @@ Decision decide(const Graph& graph, const Region& region, const DeriveOptions& o
   report.search_seconds += seconds_since(start);
   r.stats = result.stats;
   r.alternatives = result.found.size();
-  std::vector<const Derivation*> forms = ranked_forms(graph, region, result, options);
+  const Graph original = region_graph(graph, region);
+  std::vector<RankedForm> forms = ranked_forms(graph, region, original, result, options);
   if (forms.empty()) {
     r.note = "search found no instantiable form other than the original's";
     return decision;
   }
   start = std::chrono::steady_clock::now();
-  const Graph original = region_graph(graph, region);
   r.original_seconds = options.cost(original);
-  const double original_estimate = options.estimate ? options.estimate(original) : roofline_estimate(original);
-  for (const Derivation* form : forms) {
-    Graph derived = derived_graph(graph, region, form->state);
+  const double original_estimate = estimate_of(options, original);
+  for (const RankedForm& ranked : forms) {
+    const Derivation* form = ranked.derivation;
     // Measuring builds and times every kernel of the form: not for forms the
     // estimate already puts far behind.
-    double estimate = options.estimate ? options.estimate(derived) : roofline_estimate(derived);
-    if (estimate > options.max_estimate_ratio * original_estimate) {
+    if (ranked.estimate > options.max_estimate_ratio * original_estimate) {
       if (r.note.empty()) r.note = "a derived form estimated far slower was not measured";
       continue;
     }
     double seconds = 0;
     try {
-      seconds = options.cost(derived);
+      seconds = options.cost(ranked.graph);
     } catch (const Error& error) {
       if (r.note.empty()) r.note = std::string("a derived form failed to build: ") + error.what();
       continue;
@@ -154,11 +156,11 @@ Decision decide(const Graph& graph, const Region& region, const DeriveOptions& o
     r.measured.push_back({form->to_string(), describe_instantiation(form->state), seconds});
     if (r.derived_seconds > 0 && seconds >= r.derived_seconds) continue;
     r.derived_seconds = seconds;
-    r.derivation = form->to_string();
+    r.derivation = r.measured.back().derivation;
+    r.instantiation = r.measured.back().instantiation;
     r.steps = form->steps.size();
     r.states_when_found = form->states_when_found;
     r.seconds_when_found = form->seconds_when_found;
-    r.instantiation = describe_instantiation(form->state);
     decision.state = form->state;
   }
   report.cost_seconds += seconds_since(start);
@@ -237,16 +239,7 @@ double roofline_estimate(const Graph& graph) {
   return seconds;
 }
 
-bool derivation_goal(Expr state) {
-  std::vector<Expr> scopes = expr::nested_scopes(state);
-  scopes.push_back(state);
-  bool has_library_op = false;
-  for (Expr s : scopes) {
-    const auto& scope = s->as<expr::ScopeNode>();
-    if (is_compute_scope(scope)) has_library_op = true;
-  }
-  return has_library_op && instantiable(state);
-}
+bool derivation_goal(Expr state) { return !compute_scopes(state).empty() && instantiable(state); }
 
 Graph derive(const Graph& primitives, const DeriveOptions& options, DeriveReport* report) {
   ORCHID_CHECK(bool(options.cost)) << "derive needs a cost function";

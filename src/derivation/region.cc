@@ -152,27 +152,28 @@ std::optional<Region> RegionBuilder::region(size_t index, std::string* why_not) 
   return region;
 }
 
+ValueId copy_leaf(const Graph& from, ValueId id, Graph& to, std::map<ValueId, ValueId>& copied) {
+  if (id == kNoValue) return kNoValue;
+  auto it = copied.find(id);
+  if (it != copied.end()) return it->second;
+  const Value& v = from.value(id);
+  ValueId nid;
+  if (v.is_constant()) {
+    nid = to.add_constant(v.name, *v.constant);
+  } else {
+    nid = to.add_value(v.name, v.type);
+    to.inputs().push_back(nid);
+  }
+  copied[id] = nid;
+  return nid;
+}
+
 Graph region_graph(const Graph& graph, const Region& region) {
   Graph g;
   std::map<ValueId, ValueId> copied;
-  auto copy_value = [&](ValueId id) -> ValueId {
-    if (id == kNoValue) return kNoValue;
-    auto it = copied.find(id);
-    if (it != copied.end()) return it->second;
-    const Value& v = graph.value(id);
-    ValueId nid;
-    if (v.is_constant()) {
-      nid = g.add_constant(v.name, *v.constant);
-    } else {
-      nid = g.add_value(v.name, v.type);
-      g.inputs().push_back(nid);
-    }
-    copied[id] = nid;
-    return nid;
-  };
   for (size_t index : region.nodes) {
     Node copy = graph.nodes()[index];
-    for (ValueId& id : copy.inputs) id = copy_value(id);
+    for (ValueId& id : copy.inputs) id = copy_leaf(graph, id, g, copied);
     for (ValueId& id : copy.outputs) {
       if (id == kNoValue) continue;
       ValueId nid = g.add_value(graph.value(id).name, graph.type(id));

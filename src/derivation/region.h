@@ -41,6 +41,11 @@ class RegionBuilder {
   std::vector<bool> is_graph_output_;   // per value
 };
 
+// Copies value `id` of `from` into the small graph `to`, once (`copied`
+// remembers): a constant stays a constant, anything else becomes a graph
+// input of the same name and type.
+ValueId copy_leaf(const Graph& from, ValueId id, Graph& to, std::map<ValueId, ValueId>& copied);
+
 // A small graph computing the region as the original graph does (its
 // nodes copied; leaves become graph inputs, constants stay constants).
 Graph region_graph(const Graph& graph, const Region& region);

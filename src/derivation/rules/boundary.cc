@@ -53,21 +53,26 @@ Expr with_range(const ScopeNode& s, bool loop, size_t pos, const Interval& to, b
   return scope(loops, sums, body, s.pads());
 }
 
+// One rewrite per loop (or sum) range of `s` that the support tightens.
+std::vector<Rewrite> tighten_ranges(const ScopeNode& s, bool loops) {
+  RangeMap ranges = scope_ranges(s);
+  const std::vector<IterRange>& list = loops ? s.loops() : s.sums();
+  std::vector<Rewrite> out;
+  for (size_t pos = 0; pos < list.size(); ++pos) {
+    std::optional<Interval> n = tighter(s, list[pos], ranges);
+    if (!n) continue;
+    out.push_back({with_range(s, loops, pos, *n, true), range_text(list[pos], *n)});
+  }
+  return out;
+}
+
 class TightenLoop final : public Rule {
  public:
   std::string_view name() const override { return "tighten_loop"; }
 
   std::vector<Rewrite> apply(const RuleSite& site) const override {
     if (site.is_root) return {};  // the root's box is the output
-    const auto& s = site.scope->as<ScopeNode>();
-    RangeMap ranges = scope_ranges(s);
-    std::vector<Rewrite> out;
-    for (size_t pos = 0; pos < s.loops().size(); ++pos) {
-      std::optional<Interval> n = tighter(s, s.loops()[pos], ranges);
-      if (!n) continue;
-      out.push_back({with_range(s, true, pos, *n, true), range_text(s.loops()[pos], *n)});
-    }
-    return out;
+    return tighten_ranges(site.scope->as<ScopeNode>(), true);
   }
 };
 
@@ -76,15 +81,7 @@ class TightenSum final : public Rule {
   std::string_view name() const override { return "tighten_sum"; }
 
   std::vector<Rewrite> apply(const RuleSite& site) const override {
-    const auto& s = site.scope->as<ScopeNode>();
-    RangeMap ranges = scope_ranges(s);
-    std::vector<Rewrite> out;
-    for (size_t pos = 0; pos < s.sums().size(); ++pos) {
-      std::optional<Interval> n = tighter(s, s.sums()[pos], ranges);
-      if (!n) continue;
-      out.push_back({with_range(s, false, pos, *n, true), range_text(s.sums()[pos], *n)});
-    }
-    return out;
+    return tighten_ranges(site.scope->as<ScopeNode>(), false);
   }
 };
 
