@@ -20,6 +20,14 @@ std::string index_string(const Shape& shape, int64_t flat) {
   return text.str();
 }
 
+// Called only for unequal values that are not both NaN. A NaN or an infinity
+// on either side is then a mismatch: with an infinite expected value the
+// tolerance atol + rtol * |e| would be infinite and accept anything.
+bool within_tolerance(double actual, double expected, double rtol, double atol) {
+  if (!std::isfinite(actual) || !std::isfinite(expected)) return false;
+  return std::fabs(actual - expected) <= atol + rtol * std::fabs(expected);
+}
+
 }  // namespace
 
 Comparison compare_tensors(const Tensor& actual, const Tensor& expected, double rtol, double atol) {
@@ -43,7 +51,7 @@ Comparison compare_tensors(const Tensor& actual, const Tensor& expected, double 
     if (std::isnan(abs_error)) abs_error = INFINITY;
     result.max_abs_error = std::max(result.max_abs_error, abs_error);
     if (e != 0) result.max_rel_error = std::max(result.max_rel_error, abs_error / std::fabs(e));
-    if (!floating || !(abs_error <= atol + rtol * std::fabs(e))) {
+    if (!floating || !within_tolerance(a, e, rtol, atol)) {
       if (result.ok) {
         std::ostringstream text;
         text << "at " << index_string(actual.shape(), i) << ": got " << a << ", expected " << e;

@@ -15,8 +15,8 @@ struct Comparison {
   std::string mismatch;      // the first failure, for the report; empty when ok
 };
 
-// NaN matches NaN and infinities match themselves; integers and booleans
-// must be equal. Dtype and shape must agree.
+// NaN matches only NaN and an infinity only the same infinity, whatever the
+// tolerances; integers and booleans must be equal. Dtype and shape must agree.
 Comparison compare_tensors(const Tensor& actual, const Tensor& expected, double rtol, double atol);
 
 }  // namespace orchid::reference
