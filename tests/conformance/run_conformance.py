@@ -1,10 +1,10 @@
-#!/usr/bin/python3
+#!/usr/bin/env python3
 r"""ONNX backend conformance suite for Orchid.
 
 Regenerate the report and the runtime gate (after faster kernels land) with
 one command, from the source tree:
 
-    /usr/bin/python3 tests/conformance/run_conformance.py --orchid build/orchid \
+    .venv/bin/python tests/conformance/run_conformance.py --orchid build/orchid \
         --with-fission --with-runtime --with-fused --update-expected fused   # or fission,runtime,fused
 
 (`--update-expected` alone rewrites the lists of every mode that ran.)
@@ -30,16 +30,20 @@ The report lists, per extra mode, the tests that pass on the interpreter but not
 in that mode. --fission or --runtime alone run only that mode (gated by its own
 list, writing no report unless --report is given).
 
-Regression gate: --check-expected compares with the expected-pass lists and
-exits 1 if a listed test no longer passes; --update-expected [MODE,...] rewrites
-the lists of the given modes (interpreter, fission, runtime; default: every mode
-that ran), keeping entries outside the run. The last line printed is
-`N passed, M failed` (N = tests passing now in the primary mode, M =
-regressions in all modes under --check-expected, else 0). Exit status: 0, 1 on
-a regression, 77 (skip) without the test data, 2 on bad usage.
+Regression gate: --check-expected exits 1 if a test of an expected-pass list
+no longer passes or is no longer found in the test data, if a test crashes,
+hangs or hits an internal error (listed or not), or, in the runtime modes, if a
+listed test starts to run a reference kernel (the interpreter standing in for
+a missing native kernel; `orchid check` prints the implementations that ran)
+without being listed in reference_fallback_<mode>.txt. --update-expected
+[MODE,...] rewrites the lists of the given modes (interpreter, fission,
+runtime, fused; default: every mode that ran), keeping entries outside the
+run. The last line printed is `N passed, M failed` (N = tests passing now in
+the primary mode, M = failures of all modes under --check-expected, else 0).
+Exit status: 0, 1 on a failure, 2 on bad usage or without the test data.
 
 Needs Python 3 and the `onnx` package (only to list the operators of each
-model); Debian's python3-onnx under /usr/bin/python3 will do.
+model): the project's .venv has it (scripts/setup).
 """
 
 import argparse
@@ -61,21 +65,28 @@ DEFAULT_EXPECTED = os.path.join(HERE, "expected_pass.txt")
 DEFAULT_EXPECTED_FISSION = os.path.join(HERE, "expected_pass_fission.txt")
 DEFAULT_EXPECTED_RUNTIME = os.path.join(HERE, "expected_pass_runtime.txt")
 DEFAULT_EXPECTED_FUSED = os.path.join(HERE, "expected_pass_fused.txt")
+# Runtime modes: the listed tests allowed to run a reference kernel (the
+# interpreter standing in for a missing native kernel). A listed test that
+# gains one fails the gate: passing on the interpreter proves nothing about
+# native kernels.
+DEFAULT_FALLBACK_RUNTIME = os.path.join(HERE, "reference_fallback_runtime.txt")
+DEFAULT_FALLBACK_FUSED = os.path.join(HERE, "reference_fallback_fused.txt")
 DEFAULT_REPORT = os.path.join(SOURCE_DIR, "docs", "conformance.md")
-REGENERATE_COMMAND = ("/usr/bin/python3 tests/conformance/run_conformance.py "
+REGENERATE_COMMAND = (".venv/bin/python tests/conformance/run_conformance.py "
                       "--orchid build/orchid --report docs/conformance.md")
 
 
 class Mode:
     """One way of running `orchid check` on a test."""
 
-    def __init__(self, name, args, column, expected, description, lost_title):
+    def __init__(self, name, args, column, expected, description, lost_title, fallback=None):
         self.name = name                # --NAME, --with-NAME, --expected-NAME
         self.args = args                # extra `orchid check` arguments
         self.column = column            # report column title
         self.expected = expected        # default expected-pass list
         self.description = description  # Markdown, for the report and the list header
         self.lost_title = lost_title    # report section: pass on the interpreter only
+        self.fallback = fallback        # runtime modes: tests allowed a reference kernel
 
 
 MODES = {
@@ -92,19 +103,18 @@ MODES = {
         "runtime", ["--threads", "1", "--no-fusion"], "Pass on runtime", DEFAULT_EXPECTED_RUNTIME,
         "`orchid check --no-fusion` (the baseline program, one kernel per primitive, on the CPU "
         "runtime, `--threads 1`)",
-        "Passing on the interpreter but not on the runtime"),
+        "Passing on the interpreter but not on the runtime", DEFAULT_FALLBACK_RUNTIME),
     # Orchestrated with analytical costs (profiling every test would time
     # thousands of kernels); generated kernels are compiled and run.
     "fused": Mode(
         "fused", ["--threads", "1", "--no-profile"], "Pass fused", DEFAULT_EXPECTED_FUSED,
         "`orchid check --no-profile` (the orchestrated program: fused generated kernels chosen by "
         "the BLP on analytical costs, `--threads 1`)",
-        "Passing on the interpreter but not fused"),
+        "Passing on the interpreter but not fused", DEFAULT_FALLBACK_FUSED),
 }
 PRIMARY_MODE = "interpreter"
 EXTRA_MODES = ["fission", "runtime", "fused"]  # --with-NAME; report columns in this order
 
-SKIP_EXIT = 77  # CTest's SKIP_RETURN_CODE
 STATUSES = ["pass", "fail", "unsupported", "error"]
 CATEGORIES = ["string", "sequence", "optional", "training", "random", "control flow",
               "quantized", "other"]
@@ -151,8 +161,21 @@ class Test:
         self.blamed_ops = []    # operators the error names (unsupported)
         self.reason = ""        # one line
         self.seconds = 0.0
+        self.kernels = None     # runtime modes: kernels run per data set (max), from `ran N kernels`
+        self.implementations = set()  # runtime modes: Kernel::implementation() names that ran
+        self.specialized = False      # runtime modes: an input was imported as a constant
         self.mode = MODES[PRIMARY_MODE]
         self.twins = {}         # extra mode name -> the same test in that mode (a Test)
+
+    @property
+    def uses_reference(self):
+        return "reference" in self.implementations
+
+    @property
+    def folded(self):
+        """Ran on the runtime without a single kernel: the importer folded the
+        whole test to constants with the interpreter."""
+        return self.kernels == 0
 
     @property
     def label(self):
@@ -309,6 +332,22 @@ def twin(test, mode):
     return other
 
 
+RAN_RE = re.compile(r"^  ran (\d+) kernels?(?:: ([^;]*))?(; specialized on \d+ inputs?)?$")
+
+
+def read_ran_lines(test, stdout):
+    """What `orchid check` on the runtime says it ran, per data set."""
+    for line in stdout.splitlines():
+        m = RAN_RE.match(line)
+        if not m:
+            continue
+        test.kernels = max(test.kernels or 0, int(m.group(1)))
+        for item in (m.group(2) or "").split(", "):
+            if item:
+                test.implementations.add(item.rsplit(" ", 1)[0])
+        test.specialized |= bool(m.group(3))
+
+
 def run_test(test, orchid, timeout):
     cmd = [orchid, "check", os.path.join(test.folder, "model.onnx"), "--test-dir", test.folder]
     cmd += test.mode.args
@@ -321,7 +360,12 @@ def run_test(test, orchid, timeout):
         test.status, test.reason = "error", f"timeout after {timeout:g} s"
         return test
     test.seconds = time.monotonic() - start
+    read_ran_lines(test, proc.stdout)
     rc = proc.returncode
+    if rc == 0 and test.mode.fallback and test.kernels is None:
+        test.status = "error"
+        test.reason = "`orchid check` on the runtime printed no 'ran N kernels' line"
+        return test
     if rc == 0:
         test.status = "pass"
         return test
@@ -466,6 +510,9 @@ def write_report(path, tests, suites):
 
     for m in extras:
         write_lost_section(w, tests, m)
+    for m in extras:
+        if m.fallback:
+            write_coverage_section(w, tests, m)
 
     w("## Unsupported tests")
     w("")
@@ -532,6 +579,31 @@ def write_report(path, tests, suites):
     os.replace(tmp, path)
 
 
+def write_coverage_section(w, tests, mode):
+    """What the passing tests of a runtime mode exercised: native kernels only,
+    a reference kernel for part of the graph, or nothing at all (folded to
+    constants at import, where the interpreter computed everything)."""
+    passing = [t.twins[mode.name] for t in tests if mode.name in t.twins
+               and t.twins[mode.name].status == "pass"]
+    reference = sorted((t for t in passing if t.uses_reference), key=lambda t: t.key)
+    folded = sorted((t for t in passing if t.folded), key=lambda t: t.key)
+    native = [t for t in passing if not t.uses_reference and not t.folded]
+    specialized = sum(1 for t in passing if t.specialized)
+    w(f"## What ran in the {mode.name} mode")
+    w("")
+    w(f"Of the {len(passing)} tests passing in this mode, {len(native)} ran native kernels only, "
+      f"{len(reference)} ran a reference kernel (the interpreter standing in for a missing native "
+      f"kernel; allowed by `{os.path.relpath(mode.fallback, SOURCE_DIR)}`) and {len(folded)} ran "
+      "no kernel at all: the importer folded them to constants, so they test the interpreter, "
+      f"not the runtime. {specialized} were imported with an input's value specialized into "
+      "the graph (an operator needed it to know its output shape).")
+    w("")
+    for title, group in (("Reference kernels", reference), ("Folded at import", folded)):
+        if group:
+            w(f"{title} ({len(group)}): " + ", ".join(f"`{t.key}`" for t in group))
+            w("")
+
+
 def write_lost_section(w, tests, mode):
     """Tests that pass in the primary mode but not in `mode`: that mode's work
     list (fission rules, runtime kernels)."""
@@ -563,9 +635,17 @@ def read_expected(path):
         return {l.strip() for l in f if l.strip() and not l.startswith("#")}
 
 
-def write_expected(path, keys, mode):
+def write_expected(path, keys, mode, fallback=False):
     with open(path, "w") as f:
-        if mode.name == PRIMARY_MODE:
+        if fallback:
+            header = (f"Conformance tests that pass with {mode.description.replace('`', '')} "
+                      "while a reference kernel (the interpreter standing in for a missing native "
+                      "kernel) runs part of them. The `conformance` CTest test fails if a test of "
+                      f"{os.path.basename(mode.expected)} not listed here starts to need one. "
+                      f"Rewritten with --update-expected {mode.name}.")
+            for line in textwrap.wrap(header, 78):
+                f.write("# " + line + "\n")
+        elif mode.name == PRIMARY_MODE:
             f.write("# Conformance tests that pass; the `conformance` CTest test fails if one\n"
                     "# stops passing. Rewrite with run_conformance.py --update-expected.\n")
         else:
@@ -606,31 +686,59 @@ def print_summary(tests, suites, label=""):
               f"{c['unsupported']:4d}  error {c['error']:4d}  / {len(group)}")
 
 
-def gate(tests, expected_path, update, mode):
-    """Prints the newly passing tests and the regressions against the list;
-    rewrites it with `update`. Returns (passing keys, regressions)."""
+def in_scope(key, suites, pattern):
+    """Whether a listed test belongs to this run (its suite ran, --filter matches)."""
+    return key.split("/", 1)[0] in suites and (not pattern or bool(pattern.search(key)))
+
+
+def print_list(title, keys, status_of=None):
+    if not keys:
+        return
+    print(f"\n{title}:")
+    for key in keys:
+        t = status_of.get(key) if status_of else None
+        print(f"  {key}" + (f": {t.status}" + (f" ({t.reason})" if t.reason else "") if t else ""))
+
+
+def gate(tests, mode, expected_path, update, suites, pattern):
+    """Prints the newly passing tests and the failures against the mode's
+    lists; rewrites them with `update`. A failure is a listed test that no
+    longer passes, is no longer found in the test data, or (runtime modes) now
+    runs a reference kernel without being listed as allowed to. Returns
+    (passing keys, failure keys)."""
     passing = {t.key for t in tests if t.status == "pass"}
     ran = {t.key for t in tests}
+    status_of = {t.key: t for t in tests}
     expected = read_expected(expected_path)
     regressions = sorted((expected & ran) - passing)
+    missing = sorted(k for k in expected - ran if in_scope(k, suites, pattern))
     newly = sorted(passing - expected)
-    if newly:
-        print(f"\n{mode.name}: {len(newly)} newly passing (not in "
-              f"{os.path.basename(expected_path)}):")
-        for key in newly:
-            print(f"  {key}")
-    if regressions:
-        status_of = {t.key: t for t in tests}
-        print(f"\n{mode.name}: {len(regressions)} REGRESSIONS (in "
-              f"{os.path.basename(expected_path)}, no longer passing):")
-        for key in regressions:
-            t = status_of[key]
-            print(f"  {key}: {t.status}" + (f" ({t.reason})" if t.reason else ""))
+    print_list(f"{mode.name}: {len(newly)} newly passing (not in {os.path.basename(expected_path)})", newly)
+    print_list(f"{mode.name}: {len(regressions)} REGRESSIONS (in {os.path.basename(expected_path)}, "
+               "no longer passing)", regressions, status_of)
+    print_list(f"{mode.name}: {len(missing)} MISSING (in {os.path.basename(expected_path)}, not in "
+               "the test data)", missing)
+    failures = regressions + missing
+    fallbacks = set()
+    if mode.fallback:
+        allowed = read_expected(mode.fallback)
+        fallbacks = {t.key for t in tests if t.status == "pass" and t.uses_reference}
+        gained = sorted((fallbacks & expected) - allowed)
+        print_list(f"{mode.name}: {len(gained)} NEW REFERENCE-KERNEL FALLBACKS (passing, but a "
+                   f"reference kernel ran; not in {os.path.basename(mode.fallback)})", gained)
+        failures += gained
+        cured = sorted((allowed - fallbacks) & ran)
+        print_list(f"{mode.name}: {len(cured)} no longer run a reference kernel (in "
+                   f"{os.path.basename(mode.fallback)})", cured)
     if update:
         # Entries outside this run (other suites, --filter) are kept.
         write_expected(expected_path, (expected - ran) | passing, mode)
         print(f"Updated {expected_path}")
-    return passing, regressions
+        if mode.fallback:
+            write_expected(mode.fallback, (read_expected(mode.fallback) - ran) | fallbacks, mode,
+                           fallback=True)
+            print(f"Updated {mode.fallback}")
+    return passing, failures
 
 
 def main():
@@ -700,10 +808,13 @@ def main():
                   f"(modes run: {', '.join(expected_paths)})")
 
     try:
-        import onnx  # noqa: F401
+        # Not just `import onnx`: Debian's libonnx-testdata puts a bare onnx/
+        # folder into /usr/lib/python3/dist-packages, which imports as an
+        # empty namespace package.
+        from onnx import load  # noqa: F401
     except ImportError:
-        fatal("needs the onnx Python package (python3-onnx); "
-                 f"{sys.executable} has none")
+        fatal(f"needs the onnx Python package; {sys.executable} has none "
+              "(run scripts/setup: it installs onnx into .venv)")
     orchid = os.path.abspath(args.orchid)
     os.environ["ORCHID_CACHE_DIR"] = os.path.abspath(
         args.cache_dir or os.path.join(os.path.dirname(orchid), "orchid-cache"))
@@ -711,9 +822,7 @@ def main():
         fatal(f"{orchid}: not an executable (build the orchid target)")
 
     if not os.path.isdir(args.data_dir):
-        print(f"run_conformance: {args.data_dir}: no ONNX test data (install libonnx-testdata); "
-              "skipping")
-        return SKIP_EXIT
+        fatal(f"{args.data_dir}: no ONNX test data (scripts/setup installs Debian's libonnx-testdata)")
     suites = [s for s in args.suites.split(",") if s]
     pattern = re.compile(args.filter) if args.filter else None
     tests = discover(args.data_dir, suites, pattern)
@@ -753,15 +862,19 @@ def main():
         write_report(report, tests, suites)
         print(f"Wrote {report}")
 
-    passing, regressions = gate(tests, args.expected, primary.name in update, primary)
-    failed = len(regressions) if args.check_expected else 0
+    # Failures as (mode, test) pairs: a listed test that crashes counts once.
+    passing, failures = gate(tests, primary, args.expected, primary.name in update, suites, pattern)
+    failed = {(primary.name, key) for key in failures}
     for m in extras:
-        m_passing, m_regressions = gate([t.twins[m.name] for t in tests], expected_paths[m.name],
-                                        m.name in update, m)
-        m_failed = len(m_regressions) if args.check_expected else 0
-        print(f"{m.name}: {len(m_passing)} passed, {m_failed} failed")
-        failed += m_failed
-    print(f"{len(passing)} passed, {failed} failed")
+        m_passing, m_failures = gate([t.twins[m.name] for t in tests], m, expected_paths[m.name],
+                                     m.name in update, suites, pattern)
+        print(f"{m.name}: {len(m_passing)} passed, {len(m_failures) if args.check_expected else 0} failed")
+        failed |= {(m.name, key) for key in m_failures}
+    # A crash, hang or internal error is a bug wherever it happens, listed or not.
+    failed |= {(t.mode.name, t.key) for t in crashes}
+    if not args.check_expected:
+        failed = set()
+    print(f"{len(passing)} passed, {len(failed)} failed")
     return 1 if failed else 0
 
 

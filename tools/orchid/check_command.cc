@@ -46,12 +46,35 @@ struct CheckOptions {
 // Runs the engine under test: by default the compiled program on the CPU
 // runtime; the reference interpreter on the imported graph (--interpreter) or
 // on its primitive form (--fission).
+// On the runtime, `kernels` receives the program's kernels, so the caller can
+// say which implementations ran.
 std::vector<Tensor> run_under_test(const CheckOptions& options, const Graph& imported,
-                                   const std::map<std::string, Tensor>& feeds) {
+                                   const std::map<std::string, Tensor>& feeds,
+                                   std::vector<runtime::KernelInfo>* kernels = nullptr) {
   if (options.interpreter) return reference::run_graph(imported, feeds);
   if (options.fission) return reference::run_graph(fission::fission(imported), feeds);
   runtime::Executable executable(compile(imported, options.compile.options(/*quiet=*/true)));
+  if (kernels) *kernels = executable.kernel_info();
   return executable.run(feeds);
+}
+
+// "ran 3 kernels: elementwise 2, reference 1; specialized on 1 input": what a
+// runtime check exercised. A test folded to constants at import runs no
+// kernel at all ("ran 0 kernels"); a "reference" kernel is the interpreter
+// standing in for a missing native one. The conformance runner reads this line.
+std::string ran_line(const std::vector<runtime::KernelInfo>& kernels, size_t specialized_inputs) {
+  std::map<std::string, int> per_implementation;
+  for (const runtime::KernelInfo& kernel : kernels) ++per_implementation[kernel.implementation];
+  std::string line = fmt::format("  ran {} kernel{}", kernels.size(), kernels.size() == 1 ? "" : "s");
+  const char* separator = ": ";
+  for (const auto& [implementation, count] : per_implementation) {
+    line += fmt::format("{}{} {}", separator, implementation, count);
+    separator = ", ";
+  }
+  if (specialized_inputs) {
+    line += fmt::format("; specialized on {} input{}", specialized_inputs, specialized_inputs == 1 ? "" : "s");
+  }
+  return line;
 }
 
 const char* engine_name(const CheckOptions& options) {
@@ -226,7 +249,10 @@ bool check_data_set(const CheckOptions& options, const fs::path& data_set, const
   auto imported = onnx_frontend::import_model(options.model, import_options);
   print_notes(imported);
   for (const auto& output : signature.outputs) require_tensor(output, "output", options.model);
-  std::vector<Tensor> actual = run_under_test(options, imported.graph, import_options.specializable_inputs);
+  std::vector<runtime::KernelInfo> kernels;
+  const bool on_runtime = !options.interpreter && !options.fission;
+  std::vector<Tensor> actual =
+      run_under_test(options, imported.graph, import_options.specializable_inputs, on_runtime ? &kernels : nullptr);
   auto expected_files = sorted_files(data_set, "output_");
   if (expected_files.size() != actual.size()) {
     ORCHID_FAIL() << data_set.string() << ": has " << expected_files.size() << " expected outputs, the model computes "
@@ -249,6 +275,9 @@ bool check_data_set(const CheckOptions& options, const fs::path& data_set, const
   std::cout << fmt::format("{}: {}  max_abs_error={:.3g}  max_rel_error={:.3g}{}\n",
                            data_set.filename().string(), ok ? "PASS" : "FAIL", max_abs, max_rel,
                            first_failure.empty() ? "" : "  (" + first_failure + ")");
+  if (on_runtime) {
+    std::cout << ran_line(kernels, imported.specialized_inputs.size()) << "\n";
+  }
   return ok;
 }
 

@@ -422,6 +422,7 @@ ImportResult import_model_bytes(const std::string& bytes, const std::string& dis
       continue;
     }
     result.notes.insert(result.notes.end(), notes.begin(), notes.end());
+    result.specialized_inputs.assign(specialized.begin(), specialized.end());
     return result;
   }
 }

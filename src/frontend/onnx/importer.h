@@ -27,6 +27,9 @@ struct ImportResult {
   // The model's graph inputs (initializers excluded) in declaration order,
   // including any that were specialized away.
   std::vector<std::string> declared_inputs;
+  // Declared inputs imported as constants with their offered values (see
+  // ImportOptions::specializable_inputs).
+  std::vector<std::string> specialized_inputs;
   // Things the user should know: bound symbolic dimensions, specializations.
   std::vector<std::string> notes;
 };
