@@ -15,9 +15,6 @@ namespace {
 // turns a pathological problem (exponentially many cyclic optima) into an
 // error instead of a hang.
 constexpr int kMaxRounds = 1000;
-// A round started with the time nearly spent still gets this long, enough to
-// read back a start selection or to find a first one on a small part.
-constexpr double kMinRoundSeconds = 0.5;
 
 }  // namespace
 
@@ -26,7 +23,7 @@ BlpSolution solve_blp(Solver& solver, BlpProblem problem, const SolveOptions& op
   bool every_round_proven = true;
   for (int round = 1; round <= kMaxRounds; ++round) {
     SolveOptions round_options = options;
-    round_options.time_limit_seconds = std::max(kMinRoundSeconds, options.time_limit_seconds - seconds);
+    round_options.time_limit_seconds = std::max(options.min_round_seconds, options.time_limit_seconds - seconds);
     BlpSolution solution = solver.solve_once(problem, round_options);
     seconds += solution.seconds;
     every_round_proven = every_round_proven && solution.proven_optimal;

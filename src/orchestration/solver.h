@@ -15,6 +15,10 @@ struct SolveOptions {
   // nothing worse. Cuts never exclude it (they only exclude selections
   // without an execution order).
   std::vector<size_t> start = {};
+  // solve_blp gives every round at least this long, even once the time
+  // limit is spent: enough to read back a start selection or to find a first
+  // one on a small part. Tests set 0 to hit the limit deterministically.
+  double min_round_seconds = 0.5;
 };
 
 class Solver {
