@@ -187,6 +187,13 @@ def graph_cases(d):
                         [x], [y, fvalue("z", [2])])
     expect_error("graph output nobody computes", ["run", orphan], "orphan.onnx", "graph output 'z'",
                  "not computed")
+    future = save_model(os.path.join(d, "opset99.onnx"), [helper.make_node("Relu", ["x"], ["y"], name="r")],
+                        [x], [y], opset=99)
+    expect_error("opset newer than implemented", ["run", future], "opset99.onnx", "opset 99", "opsets 1 to 18")
+    negative = save_model(os.path.join(d, "negative_dim.onnx"), [helper.make_node("Relu", ["x"], ["y"], name="r")],
+                          [fvalue("x", [2, -1])], [y])
+    expect_error("negative input dimension", ["run", negative], "negative_dim.onnx", "input 'x'",
+                 "dimension 1 as -1")
 
 
 def initializer_cases(d):

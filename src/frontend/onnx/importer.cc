@@ -23,11 +23,27 @@ namespace {
 
 bool is_default_domain(const std::string& domain) { return domain.empty() || domain == "ai.onnx"; }
 
+// The newest opset of the default domain whose every operator change the
+// importer and the reference operators implement. Opset 19 already gives
+// AveragePool dilations, Pad 'wrap' and Resize 'half_pixel_symmetric';
+// running such a model with opset-18 semantics could answer wrongly.
+constexpr int kNewestOpset = 18;
+
 int default_opset(const onnx::ModelProto& model) {
   for (const auto& entry : model.opset_import()) {
     if (is_default_domain(entry.domain())) return int(entry.version());
   }
   return 1;
+}
+
+void check_opset_supported(const onnx::ModelProto& model, const std::string& file) {
+  const int opset = default_opset(model);
+  if (opset > kNewestOpset) {
+    ORCHID_FAIL() << file << ": the model uses opset " << opset << " of the default ONNX domain; Orchid implements "
+                  << "opsets 1 to " << kNewestOpset << ". Export it with opset_version=" << kNewestOpset
+                  << " or lower, or convert it (onnx.version_converter.convert_version(model, " << kNewestOpset
+                  << "))";
+  }
 }
 
 // Operators that canonicalization renames; their support is that of the new name.
@@ -136,8 +152,13 @@ class GraphBuilder {
     }
     if (!type.has_shape()) ORCHID_FAIL() << file_ << ": input '" << input.name() << "' has no shape; give one with --shape";
     Shape shape;
-    for (const auto& dim : type.shape().dim()) {
-      if (dim.has_dim_value() && dim.dim_value() >= 0) {
+    for (int i = 0; i < type.shape().dim_size(); ++i) {
+      const auto& dim = type.shape().dim(i);
+      if (dim.has_dim_value() && dim.dim_value() < 0) {
+        ORCHID_FAIL() << file_ << ": input '" << input.name() << "' declares dimension " << i << " as "
+                      << dim.dim_value() << "; a dimension is a size (>= 0) or a symbolic name";
+      }
+      if (dim.has_dim_value()) {
         shape.push_back(dim.dim_value());
         continue;
       }
@@ -400,6 +421,7 @@ onnx::ModelProto parse_model(const std::string& bytes, const std::string& displa
 ImportResult import_model_bytes(const std::string& bytes, const std::string& display_name,
                                 const std::string& base_dir, const ImportOptions& options) {
   onnx::ModelProto model = parse_model(bytes, display_name);
+  check_opset_supported(model, display_name);
   check_operators_supported(model.graph(), display_name);
   // Each restart makes at least one more offered input constant, so this
   // ends after at most one pass per offered input.

@@ -467,5 +467,28 @@ TEST(ImporterErrors, SpecializedValueOfWrongType) {
   EXPECT_MESSAGE(message, "bad.onnx", "input 'shape'", "int64[3]", "expected int64[2]");
 }
 
+// ---------------------------------------------------------------- model validation
+
+TEST(ImporterErrors, OpsetNewerThanImplementedIsRefused) {
+  for (int opset : {19, 21, 99}) {
+    auto model = make_model({{"x", {2}}}, {"y"});
+    model.mutable_opset_import(0)->set_version(opset);
+    add_node(model, "Relu", "relu", {"x"}, {"y"});
+    EXPECT_MESSAGE(import_error(model), "bad.onnx", "opset " + std::to_string(opset), "opsets 1 to 18",
+                   "convert_version");
+  }
+  // The newest implemented opset imports.
+  auto model = make_model({{"x", {2}}}, {"y"});
+  model.mutable_opset_import(0)->set_version(18);
+  add_node(model, "Relu", "relu", {"x"}, {"y"});
+  EXPECT_NO_THROW(import_model_bytes(model.SerializeAsString(), "ok.onnx", "."));
+}
+
+TEST(ImporterErrors, NegativeInputDimensionIsAnError) {
+  auto model = make_model({{"x", {2, -4}}}, {"y"});
+  add_node(model, "Relu", "relu", {"x"}, {"y"});
+  EXPECT_MESSAGE(import_error(model), "bad.onnx", "input 'x'", "dimension 1 as -4");
+}
+
 }  // namespace
 }  // namespace orchid::onnx_frontend
