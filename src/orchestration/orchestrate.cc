@@ -305,7 +305,7 @@ class Orchestrator {
     const std::string source = codegen::cpu::emit_library(graph_, generated);
     const codegen::cpu::BuildResult built = codegen::cpu::build_library(source, cache_dir());
     report_.codegen_seconds += seconds_since(start);
-    return std::make_shared<runtime::cpu::SharedLibrary>(built.library_path);
+    return std::make_shared<runtime::cpu::SharedLibrary>(built.library_path, built.sha256);
   }
 
   // The program: the chosen kernels part by part, each in execution order.
@@ -347,6 +347,7 @@ class Orchestrator {
       program.generated_source = codegen::cpu::emit_library(graph_, generated);
       const codegen::cpu::BuildResult built = codegen::cpu::build_library(program.generated_source, cache_dir());
       program.library_path = built.library_path;
+      program.library_sha256 = built.sha256;
       report_.library_cached = built.cached;
       report_.codegen_seconds += seconds_since(start);
     }
@@ -355,7 +356,9 @@ class Orchestrator {
     return program;
   }
 
-  std::string cache_dir() const { return options_.cache_dir.empty() ? default_cache_dir() : options_.cache_dir; }
+  std::string cache_dir() const {
+    return options_.cache_dir.empty() ? default_cache_dir() : private_cache_dir(options_.cache_dir);
+  }
 
   void notify(const Progress& progress) const {
     if (options_.progress) options_.progress(progress);

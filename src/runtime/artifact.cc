@@ -13,6 +13,7 @@
 #include "ir/graph_json.h"
 #include "runtime/memory_plan.h"
 #include "support/error.h"
+#include "support/sha256.h"
 #include "support/version.h"
 
 namespace orchid::runtime {
@@ -149,6 +150,13 @@ MemoryPlan save_artifact(const Program& program, const ArtifactInfo& info, const
       fs::copy_file(program.library_path, library, fs::copy_options::overwrite_existing, ec);
       if (ec) ORCHID_FAIL() << library.string() << ": cannot copy the kernel library (" << ec.message() << ")";
     }
+    // The artifact vouches for the library it ships: the copy must be the
+    // library as built, and loading checks it against this record.
+    ORCHID_CHECK(!program.library_sha256.empty()) << "a generated kernel library without its SHA-256";
+    if (sha256_of_file(library.string()) != program.library_sha256) {
+      ORCHID_FAIL() << program.library_path << ": the kernel library changed since it was built; compile again";
+    }
+    plan["kernel_library_sha256"] = program.library_sha256;
   }
   write_file(fs::path(dir) / kWeightsFile, weights);
   write_file(fs::path(dir) / kPlanFile, plan.dump(1) + "\n");
@@ -206,6 +214,11 @@ Program load_artifact(const std::string& dir) {
       ORCHID_FAIL() << library.string() << ": missing (the plan has generated kernels): compile the model again";
     }
     program.library_path = fs::absolute(library).string();
+    program.library_sha256 = plan.value("kernel_library_sha256", "");
+    if (program.library_sha256.empty()) {
+      ORCHID_FAIL() << plan_path.string() << ": no kernel_library_sha256 for " << kKernelLibraryFile
+                    << " (the plan has generated kernels): compile the model again";
+    }
     program.generated_source = fs::is_regular_file(fs::path(dir) / kKernelSourceFile)
                                    ? read_file(fs::path(dir) / kKernelSourceFile)
                                    : std::string();

@@ -16,7 +16,7 @@
 
 namespace orchid::runtime {
 
-constexpr int kArtifactFormat = 1;
+constexpr int kArtifactFormat = 2;  // 2: kernel_library_sha256
 
 struct ArtifactInfo {
   std::string source_model;  // the ONNX file it was compiled from

@@ -27,7 +27,7 @@ std::shared_ptr<const cpu::SharedLibrary> load_generated_library(const Program& 
   if (!std::filesystem::is_regular_file(program.library_path, ec)) {
     ORCHID_FAIL() << program.library_path << ": the generated kernel library is missing: compile the model again";
   }
-  return std::make_shared<const cpu::SharedLibrary>(program.library_path);
+  return std::make_shared<const cpu::SharedLibrary>(program.library_path, program.library_sha256);
 }
 
 std::string group_ops(const Graph& graph, const KernelGroup& group) {

@@ -18,6 +18,7 @@ struct Program {
   // built library's path (in the kernel cache, or kernels.so in an artifact).
   std::string generated_source = {};
   std::string library_path = {};
+  std::string library_sha256 = {};  // recorded when built; checked before loading
 };
 
 // Checks that the kernels run in an order where each kernel's inputs are

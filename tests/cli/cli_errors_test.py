@@ -361,6 +361,23 @@ def artifact_cases(d):
     with open(weights, "r+b") as f:
         f.truncate(os.path.getsize(weights) // 2)
     expect_error("weights.bin truncated", ["run", truncated, "--random-inputs"], "truncated_weights", "weights.bin", "truncated")
+    # An artifact is code: a kernels.so changed after compile is refused.
+    chain = save_model(os.path.join(d, "chain.onnx"), [
+        helper.make_node("Sigmoid", ["x"], ["s"], name="s"),
+        helper.make_node("Mul", ["x", "s"], ["m"], name="m"),
+        helper.make_node("Tanh", ["m"], ["y"], name="t"),
+    ], [fvalue("x", [64, 64])], [fvalue("y", [64, 64])])
+    chain_art = os.path.join(d, "chain_art")
+    # A cache of its own: analytical costs only, which always fuse this chain.
+    expect_ok("compile a fusable chain", ["compile", chain, "-o", chain_art, "--no-profile",
+                                          "--cache-dir", os.path.join(d, "chain_cache")])
+    expect_true("the chain's artifact ships a generated kernels.so",
+                lambda: assert_files(chain_art, "kernels.so"))
+    if os.path.exists(os.path.join(chain_art, "kernels.so")):
+        with open(os.path.join(chain_art, "kernels.so"), "ab") as f:
+            f.write(b"tampered")
+        expect_error("kernels.so changed after compile", ["run", chain_art, "--random-inputs"], "kernels.so",
+                     "changed since it was built")
     expect_error("compile without -o", ["compile", conv], "--output")
     a_file = os.path.join(d, "regular_file")
     open(a_file, "w").close()

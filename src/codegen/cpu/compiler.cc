@@ -8,9 +8,12 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <sstream>
 
+#include "support/cache_dir.h"
 #include "support/error.h"
+#include "support/sha256.h"
 
 namespace orchid::codegen::cpu {
 
@@ -62,22 +65,40 @@ std::string first_lines(const fs::path& path, size_t count) {
 
 std::string quoted(const std::string& s) { return "'" + s + "'"; }
 
+std::string read_text(const fs::path& path) {
+  std::ifstream file(path, std::ios::binary);
+  return std::string((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+}
+
+// The recorded SHA-256 of a cached library when the file still has it, else
+// empty: the entry is then removed, to be built again.
+std::string verified_cached_hash(const fs::path& library, const fs::path& record) {
+  std::error_code ec;
+  if (!fs::is_regular_file(library, ec)) return "";
+  const std::string recorded = fs::is_regular_file(record, ec) ? read_text(record) : "";
+  if (!recorded.empty() && recorded == sha256_of_file(library.string())) return recorded;
+  std::cerr << "warning: " << library.string() << " does not match its recorded SHA-256; building it again\n";
+  fs::remove(library, ec);
+  fs::remove(record, ec);
+  return "";
+}
+
 }  // namespace
 
 BuildResult build_library(const std::string& source, const std::string& cache_dir) {
   const std::string flags = compiler_flags();
   const std::string hash = content_hash(std::string(ORCHID_KERNEL_CXX) + "\n" + flags + "\n" + source);
-  const fs::path dir = fs::path(cache_dir) / "kernels";
+  const fs::path dir = private_cache_dir((fs::path(cache_dir) / "kernels").string());
   const fs::path library = dir / (hash + ".so");
+  const fs::path record = dir / (hash + ".so.sha256");
   BuildResult result;
   result.library_path = library.string();
   std::error_code ec;
-  if (fs::is_regular_file(library, ec)) {
+  result.sha256 = verified_cached_hash(library, record);
+  if (!result.sha256.empty()) {
     result.cached = true;
     return result;
   }
-  fs::create_directories(dir, ec);
-  if (!fs::is_directory(dir)) ORCHID_FAIL() << dir.string() << ": cannot create the kernel cache folder";
   // Per-process temporary names, renamed into place: concurrent builds of the
   // same source each produce a whole file and the last rename wins.
   const std::string tag = "." + std::to_string(::getpid()) + ".tmp";
@@ -100,6 +121,12 @@ BuildResult build_library(const std::string& source, const std::string& cache_di
                   << source_path.string() << "):\n" << diagnostics;
   }
   fs::remove(log, ec);
+  // The record first: a library in place always has one.
+  result.sha256 = sha256_of_file(library_tmp.string());
+  const fs::path record_tmp = dir / (hash + ".so.sha256" + tag);
+  write_text(record_tmp, result.sha256);
+  fs::rename(record_tmp, record, ec);
+  if (ec) ORCHID_FAIL() << record.string() << ": cannot write the library's SHA-256 (" << ec.message() << ")";
   fs::rename(library_tmp, library, ec);
   if (ec) ORCHID_FAIL() << library.string() << ": cannot move the built library into place (" << ec.message() << ")";
   return result;

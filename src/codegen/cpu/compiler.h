@@ -3,7 +3,10 @@
 // by content: <cache_dir>/kernels/<hash>.so where the hash covers the source,
 // the compiler and the flags. A second compile of the same model reuses it.
 // Several processes building the same source at once is safe (each writes a
-// temporary file and renames it into place).
+// temporary file and renames it into place). Beside each library,
+// <hash>.so.sha256 holds the SHA-256 of the file as built: a cached library
+// whose bytes no longer match is built again, and loading checks it too
+// (runtime::cpu::SharedLibrary). The cache folder is private (cache_dir.h).
 #pragma once
 
 #include <string>
@@ -12,6 +15,7 @@ namespace orchid::codegen::cpu {
 
 struct BuildResult {
   std::string library_path;
+  std::string sha256;    // of the library file as built
   bool cached = false;   // found in the cache, nothing compiled
   double seconds = 0;    // time spent compiling
 };

@@ -221,16 +221,17 @@ Suite& suite() {
   return *s;
 }
 
-runtime::Program program_of(const Case& c, std::string source, std::string library) {
+runtime::Program program_of(const Case& c, std::string source, const BuildResult& library) {
   runtime::Program program;
   program.graph = c.primitives;
   program.kernels = {c.group};
   program.generated_source = std::move(source);
-  program.library_path = std::move(library);
+  program.library_path = library.library_path;
+  program.library_sha256 = library.sha256;
   return program;
 }
 
-runtime::Program program_of(const Case& c) { return program_of(c, suite().source, suite().library.library_path); }
+runtime::Program program_of(const Case& c) { return program_of(c, suite().source, suite().library); }
 
 void expect_case(const std::string& name, double lo = -2, double hi = 2) {
   const Case& c = suite().cases.at(name);
@@ -297,6 +298,34 @@ TEST(CodegenCpu, BuildLibraryCaches) {
   BuildResult second = build_library(source, dir);
   EXPECT_TRUE(second.cached);
   EXPECT_EQ(first.library_path, second.library_path);
+  EXPECT_EQ(first.sha256.size(), 64u);
+  EXPECT_EQ(second.sha256, first.sha256);
+  EXPECT_TRUE(fs::is_regular_file(first.library_path + ".sha256"));
+}
+
+// A cached library whose bytes changed (corruption, or someone else's code)
+// is not reused: it is built again, and the old bytes never loaded.
+TEST(CodegenCpu, ChangedCachedLibraryIsBuiltAgain) {
+  const std::string dir = (temp_dir() / "tamper-test").string();
+  const std::string source = "extern \"C\" int orchid_tamper_probe() { return 7; }\n";
+  BuildResult first = build_library(source, dir);
+  std::ofstream(first.library_path, std::ios::binary | std::ios::app) << "tampered";
+  BuildResult again = build_library(source, dir);
+  EXPECT_FALSE(again.cached);
+  EXPECT_EQ(again.sha256, first.sha256);
+}
+
+// Loading checks the library against the SHA-256 recorded when it was built.
+TEST(CodegenCpu, LibraryNotMatchingItsHashIsNotLoaded) {
+  const Case& c = suite().cases.at("where");
+  runtime::Program program = program_of(c);
+  program.library_sha256 = std::string(64, '0');
+  try {
+    runtime::Executable executable{program};
+    FAIL() << "expected orchid::Error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("changed since it was built"), std::string::npos) << e.what();
+  }
 }
 
 TEST(CodegenCpu, CompilerErrorIsAnOrchidError) {
@@ -312,7 +341,7 @@ TEST(CodegenCpu, CompilerErrorIsAnOrchidError) {
 
 TEST(CodegenCpu, MissingLibraryIsAnOrchidError) {
   const Case& c = suite().cases.at("where");
-  runtime::Program program = program_of(c, "", "");
+  runtime::Program program = program_of(c, "", BuildResult{});
   EXPECT_THROW(runtime::Executable{program}, Error);
   program.library_path = (temp_dir() / "no-such.so").string();
   EXPECT_THROW(runtime::Executable{program}, Error);
@@ -330,6 +359,14 @@ TEST(CodegenCpu, ArtifactRoundTrip) {
   EXPECT_EQ(loaded.library_path, fs::absolute(dir / "kernels.so").string());
   std::vector<std::string> kinds = expect_program_matches(c.original, std::move(loaded), uniform_feeds(c.original, 2));
   EXPECT_EQ(kinds, std::vector<std::string>{"generated"});
+  // An artifact is code: a kernels.so changed after compile is refused.
+  std::ofstream(dir / "kernels.so", std::ios::binary | std::ios::app) << "tampered";
+  try {
+    runtime::Executable executable{runtime::load_artifact(dir.string())};
+    FAIL() << "expected orchid::Error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("changed since it was built"), std::string::npos) << e.what();
+  }
   fs::remove(dir / "kernels.so");
   try {
     runtime::load_artifact(dir.string());
@@ -381,8 +418,8 @@ TEST(CodegenCpu, DISABLED_Benchmark) {
   std::cout << "[bench] compile " << library.seconds << " s\n";
   for (const Case& c : cases) {
     std::map<std::string, Tensor> feeds = uniform_feeds(c.original, 1);
-    runtime::Program fused = program_of(c, source, library.library_path);
-    runtime::Program unfused = program_of(c, "", "");
+    runtime::Program fused = program_of(c, source, library);
+    runtime::Program unfused = program_of(c, "", BuildResult{});
     unfused.kernels.clear();
     for (size_t i = 0; i < c.primitives.nodes().size(); ++i) unfused.kernels.push_back(runtime::make_group(c.primitives, {i}));
     runtime::Executable a(std::move(fused)), b(std::move(unfused));

@@ -4,10 +4,17 @@
 #include <dlfcn.h>
 
 #include "support/error.h"
+#include "support/sha256.h"
 
 namespace orchid::runtime::cpu {
 
-SharedLibrary::SharedLibrary(const std::string& path) : path_(path) {
+SharedLibrary::SharedLibrary(const std::string& path, const std::string& expected_sha256) : path_(path) {
+  ORCHID_CHECK(!expected_sha256.empty()) << path << ": a kernel library to load without its recorded SHA-256";
+  const std::string actual = sha256_of_file(path);
+  if (actual != expected_sha256) {
+    ORCHID_FAIL() << path << ": the generated kernel library changed since it was built (SHA-256 " << actual
+                  << ", recorded " << expected_sha256 << "); refusing to load it: compile the model again";
+  }
   // RTLD_LOCAL: libraries of several programs define the same symbol names.
   handle_ = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!handle_) {

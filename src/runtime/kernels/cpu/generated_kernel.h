@@ -19,8 +19,11 @@ using GeneratedFunction = void (*)(const void* const* inputs, void* const* outpu
 
 class SharedLibrary {
  public:
-  // orchid::Error naming the path and dlerror() when it cannot be loaded.
-  explicit SharedLibrary(const std::string& path);
+  // Loads the library at `path` after checking that its SHA-256 is
+  // `expected_sha256` (recorded when it was built): loading runs its code, so
+  // a library changed since is refused. orchid::Error naming the path on a
+  // mismatch, and with dlerror() when it cannot be loaded.
+  SharedLibrary(const std::string& path, const std::string& expected_sha256);
   ~SharedLibrary();
   SharedLibrary(const SharedLibrary&) = delete;
   SharedLibrary& operator=(const SharedLibrary&) = delete;

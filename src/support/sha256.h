@@ -1,0 +1,12 @@
+// SHA-256 of a file (OpenSSL's libcrypto): the identity of a generated kernel
+// library, checked before it is loaded (the library is code Orchid runs).
+#pragma once
+
+#include <string>
+
+namespace orchid {
+
+// Lower-case hex digest; orchid::Error naming the file when it cannot be read.
+std::string sha256_of_file(const std::string& path);
+
+}  // namespace orchid
