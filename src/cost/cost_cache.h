@@ -6,6 +6,7 @@
 #pragma once
 
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -23,10 +24,17 @@ struct CostRecord {
   KernelClass kind = KernelClass::Library;
 };
 
+// A cache must never stop a compile nor change a plan's correctness (costs
+// only choose between correct kernels), so faults degrade it, with a warning
+// on stderr: a file that is not a database, or a corrupt one, is moved aside
+// (<path>.corrupt-<time>) and a new one created; a database that stays
+// locked, cannot be opened or fails mid-compile is replaced by an in-memory
+// one for the rest of the process (costs are measured, not kept).
 class CostCache {
  public:
-  // Opens or creates the database; orchid::Error naming the path on failure.
-  explicit CostCache(const std::string& path);
+  // Opens or creates the database at `path`, waiting up to `busy_timeout_ms`
+  // for another process's lock.
+  explicit CostCache(const std::string& path, int busy_timeout_ms = 30000);
   ~CostCache();
   CostCache(const CostCache&) = delete;
   CostCache& operator=(const CostCache&) = delete;
@@ -40,11 +48,24 @@ class CostCache {
   void set_meta(const std::string& machine, const std::string& name, const std::string& value);
 
   const std::string& path() const { return path_; }
+  // Whether a fault made this cache fall back to memory.
+  bool bypassed() const { return bypassed_; }
+
+ public:
+  struct Db;  // the SQLite connection (cost_cache.cc)
 
  private:
+  // Runs `query` on the database; on a fault, warns, falls back to memory and
+  // runs it again there.
+  template <typename Query>
+  auto guarded(Query query) const -> decltype(query(std::declval<Db&>()));
+  void bypass(const std::string& why) const;
+
   std::string path_;
-  struct Db;
-  std::unique_ptr<Db> db_;
+  int busy_timeout_ms_;
+  mutable std::mutex mutex_;
+  mutable std::unique_ptr<Db> db_;
+  mutable bool bypassed_ = false;
 };
 
 }  // namespace orchid::cost
