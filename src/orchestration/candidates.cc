@@ -4,6 +4,7 @@
 #include <optional>
 #include <unordered_set>
 
+#include "codegen/cpu/compiler.h"
 #include "codegen/cpu/emitter.h"
 #include "orchestration/epilogue_chains.h"
 #include "runtime/kernels/cpu/registry.h"
@@ -249,9 +250,11 @@ class Enumerator {
 }  // namespace
 
 CandidateRules cpu_candidate_rules() {
+  // Without a working compiler nothing is generated (compiler_available warns).
+  const bool compiler = codegen::cpu::compiler_available();
   return {cpu_fusion_rules(),
-          [](const Graph& graph, const runtime::KernelGroup& group) {
-            return codegen::cpu::can_generate(graph, group);
+          [compiler](const Graph& graph, const runtime::KernelGroup& group) {
+            return compiler && codegen::cpu::can_generate(graph, group);
           },
           [](const Graph& graph, const runtime::KernelGroup& group) {
             return runtime::cpu::linear_group_supported(graph, group);

@@ -378,6 +378,25 @@ def artifact_cases(d):
             f.write(b"tampered")
         expect_error("kernels.so changed after compile", ["run", chain_art, "--random-inputs"], "kernels.so",
                      "changed since it was built")
+    # No working compiler: library kernels only, with a warning, and the right answer.
+    no_cc_art = os.path.join(d, "no_compiler_art")
+    env = dict(os.environ, ORCHID_KERNEL_CXX="/nonexistent/g++")
+    no_cc = subprocess.run([ORCHID, "compile", chain, "-o", no_cc_art, "--no-profile", "--cache-dir",
+                            os.path.join(d, "no_cc_cache")], capture_output=True, text=True, env=env, timeout=120)
+
+    def compiled_without_generated_kernels():
+        assert no_cc.returncode == 0, f"exit {no_cc.returncode}: {no_cc.stderr}"
+        assert "warning: the C++ compiler /nonexistent/g++ does not run" in no_cc.stderr, no_cc.stderr
+        assert not os.path.exists(os.path.join(no_cc_art, "kernels.so")), "a kernels.so without a compiler"
+    expect_true("compile without a working compiler: library kernels, a warning", compiled_without_generated_kernels)
+    no_cc_check = subprocess.run([ORCHID, "check", chain, "--no-profile", "--cache-dir",
+                                  os.path.join(d, "no_cc_cache")], capture_output=True, text=True, env=env,
+                                 timeout=120)
+
+    def checked_without_generated_kernels():
+        assert no_cc_check.returncode == 0 and "PASS" in no_cc_check.stdout, no_cc_check.stdout + no_cc_check.stderr
+        assert "generated" not in no_cc_check.stdout, no_cc_check.stdout  # the `ran` line
+    expect_true("check without a working compiler: right, no generated kernel", checked_without_generated_kernels)
     expect_error("compile without -o", ["compile", conv], "--output")
     a_file = os.path.join(d, "regular_file")
     open(a_file, "w").close()

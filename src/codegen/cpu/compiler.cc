@@ -19,14 +19,31 @@ namespace orchid::codegen::cpu {
 
 namespace fs = std::filesystem;
 
-namespace {
-
 #ifndef ORCHID_KERNEL_CXX
 #define ORCHID_KERNEL_CXX "c++"
 #endif
 #ifndef ORCHID_KERNEL_FLAGS
 #define ORCHID_KERNEL_FLAGS ""
 #endif
+
+std::string kernel_compiler() {
+  const char* chosen = std::getenv("ORCHID_KERNEL_CXX");
+  return chosen && *chosen ? chosen : ORCHID_KERNEL_CXX;
+}
+
+bool compiler_available() {
+  static const bool available = [] {
+    const std::string probe = "'" + kernel_compiler() + "' --version > /dev/null 2>&1";
+    if (std::system(probe.c_str()) == 0) return true;
+    std::cerr << "warning: the C++ compiler " << kernel_compiler() << " does not run, so Orchid generates no "
+              << "fused kernels: every kernel comes from its library (install g++, or point $ORCHID_KERNEL_CXX "
+              << "at a compiler)\n";
+    return false;
+  }();
+  return available;
+}
+
+namespace {
 
 // Orchid's own flags (e.g. -march=native) plus what a loadable, optimized,
 // OpenMP kernel library needs; -w because generated code has unused locals.
@@ -87,7 +104,8 @@ std::string verified_cached_hash(const fs::path& library, const fs::path& record
 
 BuildResult build_library(const std::string& source, const std::string& cache_dir) {
   const std::string flags = compiler_flags();
-  const std::string hash = content_hash(std::string(ORCHID_KERNEL_CXX) + "\n" + flags + "\n" + source);
+  const std::string compiler = kernel_compiler();
+  const std::string hash = content_hash(compiler + "\n" + flags + "\n" + source);
   const fs::path dir = private_cache_dir((fs::path(cache_dir) / "kernels").string());
   const fs::path library = dir / (hash + ".so");
   const fs::path record = dir / (hash + ".so.sha256");
@@ -108,7 +126,7 @@ BuildResult build_library(const std::string& source, const std::string& cache_di
   const fs::path log = dir / (hash + ".log" + tag);
   write_text(source_tmp, source);
   fs::rename(source_tmp, source_path, ec);
-  const std::string command = std::string(ORCHID_KERNEL_CXX) + " " + flags + " " + quoted(source_path.string()) +
+  const std::string command = quoted(compiler) + " " + flags + " " + quoted(source_path.string()) +
                               " -o " + quoted(library_tmp.string()) + " > " + quoted(log.string()) + " 2>&1";
   const auto start = std::chrono::steady_clock::now();
   const int status = std::system(command.c_str());
@@ -117,8 +135,14 @@ BuildResult build_library(const std::string& source, const std::string& cache_di
     const std::string diagnostics = first_lines(log, 20);
     fs::remove(log, ec);
     fs::remove(library_tmp, ec);
-    ORCHID_FAIL() << "compiling generated kernels failed (" << ORCHID_KERNEL_CXX << ", source "
-                  << source_path.string() << "):\n" << diagnostics;
+    std::ostringstream message;
+    message << "compiling generated kernels failed (" << compiler << ", source " << source_path.string() << "):\n"
+            << diagnostics;
+    // The machine's fault, not the generated code's.
+    for (const char* environment : {"No space left on device", "Cannot allocate memory", "Killed signal"}) {
+      if (diagnostics.find(environment) != std::string::npos) throw Error(message.str());
+    }
+    throw InternalError(message.str());
   }
   fs::remove(log, ec);
   // The record first: a library in place always has one.

@@ -20,8 +20,18 @@ struct BuildResult {
   double seconds = 0;    // time spent compiling
 };
 
-// orchid::Error with the compiler's diagnostics (and the source's path) when
-// compilation fails.
+// Compiles `source`. Orchid generated it, so a compile error is an Orchid bug:
+// orchid::InternalError with the compiler's diagnostics and the source's
+// path (orchid::Error when the machine is at fault: no space left, no memory).
 BuildResult build_library(const std::string& source, const std::string& cache_dir);
+
+// The compiler generated kernels are built with: $ORCHID_KERNEL_CXX, else the
+// one that built Orchid.
+std::string kernel_compiler();
+
+// Whether kernel_compiler() runs (`--version`), checked once per process.
+// When it does not, a warning says so once, and orchestration offers no
+// generated candidates: every kernel comes from the library.
+bool compiler_available();
 
 }  // namespace orchid::codegen::cpu
