@@ -4,6 +4,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -108,7 +110,8 @@ TensorBlob open_weights(const fs::path& path) {
 void write_file(const fs::path& path, const std::string& bytes) {
   std::ofstream file(path, std::ios::binary | std::ios::trunc);
   file.write(bytes.data(), std::streamsize(bytes.size()));
-  if (!file) ORCHID_FAIL() << path.string() << ": cannot write the file";
+  file.close();
+  if (!file) ORCHID_FAIL() << path.string() << ": cannot write the file (" << std::strerror(errno) << ")";
 }
 
 }  // namespace
@@ -118,12 +121,11 @@ bool is_artifact(const std::string& path) {
   return fs::is_directory(path, ec) && fs::is_regular_file(fs::path(path) / kPlanFile, ec);
 }
 
-MemoryPlan save_artifact(const Program& program, const ArtifactInfo& info, const std::string& dir) {
+namespace {
+
+// The artifact's files, written into `dir` (a new, empty folder).
+MemoryPlan write_artifact(const Program& program, const ArtifactInfo& info, const std::string& dir) {
   std::error_code ec;
-  fs::create_directories(dir, ec);
-  if (ec || !fs::is_directory(dir)) {
-    ORCHID_FAIL() << dir << ": cannot create the output folder" << (ec ? " (" + ec.message() + ")" : std::string());
-  }
   std::string weights;
   const MemoryPlan memory = plan_memory(program);
   json plan = {
@@ -161,6 +163,59 @@ MemoryPlan save_artifact(const Program& program, const ArtifactInfo& info, const
   write_file(fs::path(dir) / kWeightsFile, weights);
   write_file(fs::path(dir) / kPlanFile, plan.dump(1) + "\n");
   return memory;
+}
+
+// `dir` may be replaced: it does not exist, is empty, or holds an artifact.
+void check_output_folder(const std::string& dir) {
+  std::error_code ec;
+  if (!fs::exists(dir, ec)) return;
+  if (!fs::is_directory(dir, ec)) ORCHID_FAIL() << dir << ": exists and is not a folder";
+  if (!is_artifact(dir) && !fs::is_empty(dir, ec)) {
+    ORCHID_FAIL() << dir << ": exists and is not an Orchid artifact; choose another output folder";
+  }
+}
+
+// Puts `staging` where `dir` is, replacing an older artifact there.
+void replace_folder(const fs::path& staging, const fs::path& dir) {
+  std::error_code ec;
+  const fs::path old = dir.string() + ".old-" + std::to_string(::getpid());
+  const bool had_old = fs::exists(dir, ec);
+  if (had_old) {
+    fs::rename(dir, old, ec);
+    if (ec) ORCHID_FAIL() << dir.string() << ": cannot replace the folder (" << ec.message() << ")";
+  }
+  fs::rename(staging, dir, ec);
+  if (ec) {
+    const std::string why = ec.message();
+    if (had_old) fs::rename(old, dir, ec);
+    ORCHID_FAIL() << dir.string() << ": cannot move the new artifact into place (" << why << ")";
+  }
+  if (had_old) fs::remove_all(old, ec);
+}
+
+}  // namespace
+
+MemoryPlan save_artifact(const Program& program, const ArtifactInfo& info, const std::string& dir) {
+  check_output_folder(dir);
+  // Written beside the destination, then renamed into place: a full disk, a
+  // kill or any error leaves the old artifact (or nothing), never half of one.
+  const fs::path target = fs::absolute(dir).lexically_normal();
+  const fs::path staging = (target.has_filename() ? target : target.parent_path()).string() + ".partial-" +
+                           std::to_string(::getpid());
+  std::error_code ec;
+  fs::remove_all(staging, ec);
+  fs::create_directories(staging, ec);
+  if (ec || !fs::is_directory(staging)) {
+    ORCHID_FAIL() << dir << ": cannot create the output folder" << (ec ? " (" + ec.message() + ")" : std::string());
+  }
+  try {
+    MemoryPlan memory = write_artifact(program, info, staging.string());
+    replace_folder(staging, target.has_filename() ? target : target.parent_path());
+    return memory;
+  } catch (...) {
+    fs::remove_all(staging, ec);
+    throw;
+  }
 }
 
 namespace {

@@ -12,10 +12,13 @@ the onnx Python package.
 """
 import json
 import os
+import resource
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
+import time
 
 import numpy as np
 import onnx
@@ -401,6 +404,7 @@ def artifact_cases(d):
     a_file = os.path.join(d, "regular_file")
     open(a_file, "w").close()
     expect_error("compile -o onto a regular file", ["compile", conv, "-o", a_file], "regular_file")
+    output_fault_cases(d, conv)
     expect_error("bench --runs 0", ["bench", conv, "--runs", "0"], "--runs")
     expect_error("check --fission --interpreter", ["check", conv, "--fission", "--interpreter"], "--fission",
                  "--interpreter")
@@ -449,6 +453,53 @@ def derive_cases(d, conv, x, out_ref):
     if explained.returncode == 0:
         expect_true("explain --json reports the search", explain_json)
     expect_error("explain a missing model", ["explain", os.path.join(d, "missing.onnx")], "missing.onnx")
+
+
+def output_fault_cases(d, conv):
+    """Writing an artifact: all of it or nothing, and the old one survives a failure."""
+    busy = os.path.join(d, "someone_elses_folder")
+    os.makedirs(busy)
+    open(os.path.join(busy, "notes.txt"), "w").close()
+    expect_error("compile -o onto a folder that is not an artifact", ["compile", conv, "-o", busy],
+                 "someone_elses_folder", "not an Orchid artifact")
+    expect_error("compile -o under a read-only file system", ["compile", conv, "-o", "/proc/orchid_artifact"],
+                 "/proc/orchid_artifact", "cannot create the output folder")
+    big = save_model(os.path.join(d, "big.onnx"), [helper.make_node("Conv", ["x", "w"], ["y"], name="conv")],
+                     [fvalue("x", [1, 64, 8, 8])], [fvalue("y", [1, 256, 6, 6])],
+                     [numpy_helper.from_array(np.ones((256, 64, 3, 3), np.float32), "w")])
+    art = os.path.join(d, "big_art")
+    expect_ok("compile a 590 KB model", ["compile", big, "-o", art, "--no-fusion"])
+    expect_ok("compile again over its artifact", ["compile", big, "-o", art, "--no-fusion"],
+              lambda: assert_files(art, "plan.json", "weights.bin"))
+    before = open(os.path.join(art, "plan.json")).read()
+
+    def disk_full():  # files over 64 KB cannot be written, as on a full disk
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (64 << 10, 64 << 10))
+    full = subprocess.run([ORCHID, "compile", big, "-o", art, "--no-fusion", "--no-profile"], capture_output=True,
+                          text=True, preexec_fn=disk_full, timeout=120)
+
+    def clean_failure():
+        assert full.returncode == 2, f"exit {full.returncode}: {full.stderr}"
+        assert "weights.bin" in full.stderr and "cannot write" in full.stderr, full.stderr
+        assert open(os.path.join(art, "plan.json")).read() == before, "the old artifact changed"
+        leftovers = [f for f in os.listdir(d) if ".partial-" in f or ".old-" in f]
+        assert not leftovers, f"left behind: {leftovers}"
+    expect_true("a full disk: exit 2 naming the file, the old artifact intact, nothing left", clean_failure)
+    expect_ok("the old artifact still runs", ["run", art, "--random-inputs"])
+
+    # kill -9 at several moments of a compile: the cache stays usable.
+    cache = os.path.join(d, "kill_cache")
+    chain = os.path.join(d, "chain.onnx")
+    for delay in (0.05, 0.2, 0.5, 1.0):
+        proc = subprocess.Popen([ORCHID, "compile", chain, "-o", os.path.join(d, "killed_art"), "--cache-dir", cache],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        time.sleep(delay)
+        proc.kill()
+        proc.wait()
+    expect_ok("compile after kill -9 during compiles", ["compile", chain, "-o", os.path.join(d, "after_kill"),
+                                                        "--cache-dir", cache])
+    expect_ok("check after kill -9 during compiles", ["check", chain, "--cache-dir", cache])
 
 
 def assert_in(needle, text):
