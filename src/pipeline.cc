@@ -4,6 +4,7 @@
 
 #include "fission/fission.h"
 #include "orchestration/baseline_plan.h"
+#include "runtime/memory_check.h"
 
 namespace orchid {
 
@@ -38,6 +39,7 @@ Graph derive_primitives(Graph primitives, const CompileOptions& options, derivat
 
 runtime::Program compile(const Graph& graph, const CompileOptions& options,
                          orchestration::OrchestrationReport* report, derivation::DeriveReport* derive_report) {
+  runtime::check_values_fit(graph);
   Graph primitives = fission::fission(graph);
   if (options.derive) primitives = derive_primitives(std::move(primitives), options, derive_report);
   if (options.fusion) return orchestration::orchestrate(std::move(primitives), options.orchestration, report);

@@ -1,5 +1,7 @@
 #include "runtime/executable.h"
 
+#include "runtime/memory_check.h"
+
 #include <algorithm>
 #include <chrono>
 #include <cstring>
@@ -40,6 +42,7 @@ std::string group_ops(const Graph& graph, const KernelGroup& group) {
 
 Executable::Executable(Program program) : program_(std::move(program)) {
   verify_program(program_);
+  check_program_fits(program_);  // before a byte of it is allocated
   const Graph& graph = program_.graph;
   weight_bytes_ = constant_bytes(graph);
   make_kernels();

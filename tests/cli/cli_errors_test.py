@@ -487,6 +487,7 @@ def output_fault_cases(d, conv):
         assert not leftovers, f"left behind: {leftovers}"
     expect_true("a full disk: exit 2 naming the file, the old artifact intact, nothing left", clean_failure)
     expect_ok("the old artifact still runs", ["run", art, "--random-inputs"])
+    memory_limit_cases(d, big)
 
     # kill -9 at several moments of a compile: the cache stays usable.
     cache = os.path.join(d, "kill_cache")
@@ -500,6 +501,34 @@ def output_fault_cases(d, conv):
     expect_ok("compile after kill -9 during compiles", ["compile", chain, "-o", os.path.join(d, "after_kill"),
                                                         "--cache-dir", cache])
     expect_ok("check after kill -9 during compiles", ["check", chain, "--cache-dir", cache])
+
+
+def memory_limit_cases(d, big):
+    """Refused before allocating, naming the largest tensor."""
+    huge = save_model(os.path.join(d, "huge.onnx"), [helper.make_node("Relu", ["x"], ["y"], name="relu")],
+                      [fvalue("x", [1, 3, 60000, 60000])], [fvalue("y", [1, 3, 60000, 60000])])
+    env = dict(os.environ, ORCHID_MEMORY_LIMIT="8G")
+    for command in (["run", huge, "--random-inputs"], ["check", huge], ["compile", huge, "-o", os.path.join(d, "h")]):
+        proc = subprocess.run([ORCHID] + command, capture_output=True, text=True, env=env, timeout=60)
+
+        def refused(proc=proc):
+            assert proc.returncode == 2, f"exit {proc.returncode}: {proc.stderr}"
+            for part in ("'x'", "40.23 GB", "memory limit of 8.00 GB", "ORCHID_MEMORY_LIMIT"):
+                assert part in proc.stderr, f"{part} not in: {proc.stderr}"
+        expect_true(f"a 40 GB input under an 8 GB limit ({command[0]})", refused)
+    # A model that fits tensor by tensor but not as a whole: weights 576 KB, with
+    # its input and output 628 KB, limit 600 KB.
+    small = dict(os.environ, ORCHID_MEMORY_LIMIT="600K")
+    proc = subprocess.run([ORCHID, "run", big, "--random-inputs", "--no-fusion"], capture_output=True, text=True,
+                          env=small, timeout=60)
+
+    def program_refused():
+        assert proc.returncode == 2 and "inputs, weights and outputs" in proc.stderr and "'w'" in proc.stderr, \
+            f"exit {proc.returncode}: {proc.stderr}"
+    expect_true("a model over the limit as a whole", program_refused)
+    bad = subprocess.run([ORCHID, "run", big, "--random-inputs"], capture_output=True, text=True,
+                         env=dict(os.environ, ORCHID_MEMORY_LIMIT="lots"), timeout=60)
+    expect_true("a malformed ORCHID_MEMORY_LIMIT", lambda: assert_in("ORCHID_MEMORY_LIMIT is 'lots'", bad.stderr))
 
 
 def assert_in(needle, text):

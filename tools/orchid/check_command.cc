@@ -16,6 +16,7 @@
 #include "fission/fission.h"
 #include "pipeline.h"
 #include "runtime/executable.h"
+#include "runtime/memory_check.h"
 #include "support/parallel.h"
 #include "frontend/onnx/tensor_proto.h"
 #include "reference/compare.h"
@@ -289,6 +290,7 @@ bool check_random(const CheckOptions& options) {
   import_options.input_shapes = options.shapes.parse();
   auto imported = onnx_frontend::import_model(options.model, import_options);
   print_notes(imported);
+  runtime::check_values_fit(imported.graph);  // before making inputs
   std::mt19937_64 rng(options.seed);
   std::map<std::string, Tensor> feeds;
   for (ValueId id : imported.graph.inputs()) {

@@ -9,6 +9,7 @@
 #include "reference/interpreter.h"
 #include "runtime/artifact.h"
 #include "runtime/executable.h"
+#include "runtime/memory_check.h"
 #include "support/error.h"
 #include "support/parallel.h"
 
@@ -152,6 +153,7 @@ LoadedModel load_model(const std::string& path, const ShapeOptions& shapes, bool
   options.input_shapes = shapes.parse();
   auto imported = onnx_frontend::import_model(path, options);
   print_notes(imported);
+  runtime::check_values_fit(imported.graph);  // also for the interpreter, before any input is made
   model.declared_inputs = imported.declared_inputs;
   if (interpreter) {
     model.graph = std::move(imported.graph);
