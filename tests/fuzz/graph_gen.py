@@ -30,6 +30,7 @@ class Value:
     def __init__(self, name, dtype, shape, computed, constant=False):
         self.name = name
         self.constant = constant  # an initializer
+        self.hidden = False       # never an operand of a later rule (an unscaled sum)
         self.dtype = dtype
         self.shape = tuple(int(d) for d in shape)
         self.computed = computed  # produced by a node (not a graph input or constant)
@@ -105,7 +106,7 @@ class Builder:
     def floats(self, rank=None, computed_only=False):
         """float32 operands: graph inputs and computed values (constants are
         made by the rules that need them)."""
-        return [v for v in self.values if v.dtype == FLOAT and v.numel <= 4096 and not v.constant
+        return [v for v in self.values if v.dtype == FLOAT and v.numel <= 4096 and not v.constant and not v.hidden
                 and (rank is None or v.rank == rank) and (v.computed or not computed_only)]
 
 
@@ -215,8 +216,19 @@ def reduce(g):
     if op == "ReduceProd":
         x = g.op("Sigmoid", [x], [(FLOAT, x.shape)])  # bounded factors
     if op == "ReduceSum":
-        return g.op(op, [x, g.ints(signed_axes)], [(FLOAT, shape)], keepdims=int(keep))
-    return g.op(op, [x], [(FLOAT, shape)], axes=signed_axes, keepdims=int(keep))
+        out = g.op(op, [x, g.ints(signed_axes)], [(FLOAT, shape)], keepdims=int(keep))
+    else:
+        out = g.op(op, [x], [(FLOAT, shape)], axes=signed_axes, keepdims=int(keep))
+    if op in ("ReduceSum", "ReduceSumSquare", "ReduceL2"):
+        # Back to O(1): a sum of hundreds of terms added to O(1) values and
+        # then normalized (seed 11476: ReduceSumSquare -> Add -> LayerNorm)
+        # is ill-conditioned, and float32 rounding of the sum alone moves
+        # the result by more than any tolerance.
+        count = int(np.prod([x.shape[a] for a in axes]))
+        scale = 1.0 / count if op != "ReduceL2" else 1.0 / np.sqrt(count)
+        out.hidden = True
+        out = g.op("Mul", [out, g.const(np.float32(scale))], [(FLOAT, shape)])
+    return out
 
 
 def softmax(g):
