@@ -186,9 +186,7 @@ void create_parent_folder(const std::string& path) {
 
 }  // namespace
 
-namespace {
-
-std::unique_ptr<CostCache::Db> open_db(const std::string& path, int busy_timeout_ms) {
+std::unique_ptr<CostCache::Db> CostCache::open_db(const std::string& path, int busy_timeout_ms) {
   auto db = std::make_unique<CostCache::Db>();
   db->path = path;
   db->busy_timeout_ms = busy_timeout_ms;
@@ -196,9 +194,7 @@ std::unique_ptr<CostCache::Db> open_db(const std::string& path, int busy_timeout
   return db;
 }
 
-}  // namespace
-
-CostCache::CostCache(const std::string& path, int busy_timeout_ms) : path_(path), busy_timeout_ms_(busy_timeout_ms) {
+CostCache::CostCache(const std::string& path, int busy_timeout_ms) : path_(path) {
   try {
     create_parent_folder(path);
     db_ = open_db(path, busy_timeout_ms);

@@ -51,10 +51,10 @@ class CostCache {
   // Whether a fault made this cache fall back to memory.
   bool bypassed() const { return bypassed_; }
 
- public:
-  struct Db;  // the SQLite connection (cost_cache.cc)
-
  private:
+  struct Db;  // the SQLite connection (cost_cache.cc)
+  static std::unique_ptr<Db> open_db(const std::string& path, int busy_timeout_ms);
+
   // Runs `query` on the database; on a fault, warns, falls back to memory and
   // runs it again there.
   template <typename Query>
@@ -62,7 +62,6 @@ class CostCache {
   void bypass(const std::string& why) const;
 
   std::string path_;
-  int busy_timeout_ms_;
   mutable std::mutex mutex_;
   mutable std::unique_ptr<Db> db_;
   mutable bool bypassed_ = false;

@@ -60,14 +60,14 @@ runtime::KernelArgs make_args(runtime::Kernel& kernel, const Graph& graph, const
       args.inputs.push_back(value.constant->raw());
       continue;
     }
-    const size_t bytes = size_t(value.type.numel()) * dtype_size(value.type.dtype);
+    const size_t bytes = value.type.nbytes();
     owner.emplace_back(bytes);
     fill_input(owner.back().data(), value.type);
     args.inputs.push_back(owner.back().data());
   }
   for (size_t k = 0; k < group.outputs.size(); ++k) {
     const TensorType& type = graph.type(group.outputs[k]);
-    size_t bytes = size_t(type.numel()) * dtype_size(type.dtype);
+    size_t bytes = type.nbytes();
     if (std::optional<runtime::NativeLayout> layout = kernel.native_output_layout(k)) {
       kernel.use_native_output(k);
       bytes = std::max(bytes, layout->bytes);

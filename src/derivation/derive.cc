@@ -70,7 +70,7 @@ size_t largest_value_bytes(const Graph& graph) {
   size_t most = 0;
   for (size_t v = 0; v < graph.num_values(); ++v) {
     const TensorType& type = graph.type(ValueId(v));
-    most = std::max(most, size_t(type.numel()) * dtype_size(type.dtype));
+    most = std::max(most, type.nbytes());
   }
   return most;
 }

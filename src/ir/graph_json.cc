@@ -51,7 +51,7 @@ Tensor tensor_from_json(const json& j, const TensorBlob& blob) {
   }
   const size_t offset = j.at("offset").get<size_t>();
   const size_t bytes = j.at("bytes").get<size_t>();
-  if (bytes != size_t(type.numel()) * dtype_size(type.dtype) || offset > blob.size || blob.size - offset < bytes) {
+  if (bytes != type.nbytes() || offset > blob.size || blob.size - offset < bytes) {
     ORCHID_FAIL() << "tensor data beyond the end of the weights file (offset " << offset << ", " << bytes
                   << " bytes; the file has " << blob.size << "): the file is truncated or from another compile";
   }

@@ -25,6 +25,7 @@ struct TensorType {
 
   int64_t numel() const { return shape_numel(shape); }
   size_t rank() const { return shape.size(); }
+  size_t nbytes() const { return size_t(numel()) * dtype_size(dtype); }
   bool operator==(const TensorType&) const = default;
   std::string to_string() const;  // "float32[1x3x224x224]"
 };
@@ -54,7 +55,7 @@ class Tensor {
   size_t rank() const { return type_.shape.size(); }
   int64_t dim(size_t axis) const { return type_.shape[axis]; }
   int64_t numel() const { return type_.numel(); }
-  size_t nbytes() const { return size_t(numel()) * dtype_size(type_.dtype); }
+  size_t nbytes() const { return type_.nbytes(); }
   bool defined() const { return storage_ != nullptr; }
 
   void* raw() { return storage_.get(); }

@@ -11,7 +11,7 @@ namespace orchid::runtime {
 
 namespace {
 
-size_t value_bytes(const Value& value) { return size_t(value.type.numel()) * dtype_size(value.type.dtype); }
+size_t value_bytes(const Value& value) { return value.type.nbytes(); }
 
 std::string human(size_t bytes) {
   if (bytes >= (size_t(1) << 30)) return fmt::format("{:.2f} GB", double(bytes) / double(size_t(1) << 30));

@@ -26,7 +26,7 @@ std::vector<Interval> intermediate_lifetimes(const Program& program, const std::
       if (graph_outputs.count(id)) continue;
       index_of[size_t(id)] = int64_t(intervals.size());
       const TensorType& type = graph.type(id);
-      const size_t dense = size_t(type.numel()) * dtype_size(type.dtype);
+      const size_t dense = type.nbytes();
       const size_t size = size_t(id) < bytes.size() && bytes[size_t(id)] ? bytes[size_t(id)] : dense;
       intervals.push_back({id, size, k, k});
     }

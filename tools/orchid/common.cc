@@ -153,9 +153,9 @@ LoadedModel load_model(const std::string& path, const ShapeOptions& shapes, bool
   options.input_shapes = shapes.parse();
   auto imported = onnx_frontend::import_model(path, options);
   print_notes(imported);
-  runtime::check_values_fit(imported.graph);  // also for the interpreter, before any input is made
   model.declared_inputs = imported.declared_inputs;
   if (interpreter) {
+    runtime::check_values_fit(imported.graph);  // before any input is made (compile() checks its own)
     model.graph = std::move(imported.graph);
   } else {
     const CompileOptions options = flags.options(quiet);

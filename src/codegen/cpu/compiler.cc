@@ -31,9 +31,15 @@ std::string kernel_compiler() {
   return chosen && *chosen ? chosen : ORCHID_KERNEL_CXX;
 }
 
+namespace {
+
+std::string quoted(const std::string& s) { return "'" + s + "'"; }
+
+}  // namespace
+
 bool compiler_available() {
   static const bool available = [] {
-    const std::string probe = "'" + kernel_compiler() + "' --version > /dev/null 2>&1";
+    const std::string probe = quoted(kernel_compiler()) + " --version > /dev/null 2>&1";
     if (std::system(probe.c_str()) == 0) return true;
     std::cerr << "warning: the C++ compiler " << kernel_compiler() << " does not run, so Orchid generates no "
               << "fused kernels: every kernel comes from its library (install g++, or point $ORCHID_KERNEL_CXX "
@@ -79,8 +85,6 @@ std::string first_lines(const fs::path& path, size_t count) {
   for (size_t i = 0; i < count && std::getline(file, line); ++i) text += line + "\n";
   return text;
 }
-
-std::string quoted(const std::string& s) { return "'" + s + "'"; }
 
 std::string read_text(const fs::path& path) {
   std::ifstream file(path, std::ios::binary);

@@ -205,6 +205,31 @@ TEST(CostCache, ALockedDatabaseIsBypassed) {
   sqlite3_close(holder);
 }
 
+// The lock is taken after the cache opened, in the middle of a compile: the
+// next query times out, the cache falls back to memory and the compile goes
+// on (the costs it measures from then on are not kept).
+TEST(CostCache, ALockTakenMidRunIsBypassed) {
+  TempDir dir;
+  const std::string path = dir.file("costs.sqlite");
+  CostCache cache(path, /*busy_timeout_ms=*/200);
+  cache.store("before", "m", CostRecord{1e-3, 1e-3, KernelClass::Linear});
+  ASSERT_FALSE(cache.bypassed());
+  sqlite3* holder = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &holder), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(holder, "BEGIN IMMEDIATE; DELETE FROM costs;", nullptr,
+                         nullptr, nullptr),
+            SQLITE_OK);
+  cache.store("during", "m", CostRecord{2e-3, 2e-3, KernelClass::Generated});
+  EXPECT_TRUE(cache.bypassed());
+  const std::optional<CostRecord> during = cache.lookup("during", "m");
+  ASSERT_TRUE(during);
+  EXPECT_EQ(during->seconds, 2e-3);
+  EXPECT_FALSE(cache.lookup("before", "m"));  // not readable now: measured again, never misread
+  sqlite3_exec(holder, "ROLLBACK;", nullptr, nullptr, nullptr);
+  sqlite3_close(holder);
+  EXPECT_TRUE(CostCache(path).lookup("before", "m"));  // the file itself is intact
+}
+
 // A folder that cannot be made (a file stands in the way): memory again.
 TEST(CostCache, AnUncreatableFolderIsBypassed) {
   TempDir dir;
