@@ -276,6 +276,41 @@ TEST(CodegenCpu, NaNPropagates) {
   expect_program_matches(m.primitives, program_of(m), feeds);
 }
 
+// A model's repeated blocks give kernels whose code is the same but for
+// comments: the library defines it once and aliases the other symbols to it;
+// a kernel over other shapes keeps code of its own. Every kernel still
+// computes its own buffers.
+TEST(CodegenCpu, IdenticalKernelsShareOneDefinition) {
+  GraphBuilder b;
+  const ValueId x = b.input("x", {4, 7}), y = b.input("y", {4, 7}), z = b.input("z", {5, 3});
+  const auto branch = [&](ValueId v) { return b.op("Tanh", {b.op("Relu", {v})}); };
+  const ValueId ox = branch(x), oy = branch(y), oz = branch(z);
+  Graph original = b.finish(ox);
+  original.outputs().push_back(oy);
+  original.outputs().push_back(oz);
+  runtime::Program program;
+  program.graph = fission::fission(original);
+  ASSERT_EQ(program.graph.nodes().size(), 6u);
+  for (size_t k = 0; k < 3; ++k) {
+    program.kernels.push_back(runtime::make_group(program.graph, {2 * k, 2 * k + 1}));
+    program.kernels.back().symbol = "kernel_branch" + std::to_string(k);
+  }
+  program.generated_source = emit_library(program.graph, program.kernels);
+  const std::string& source = program.generated_source;
+  EXPECT_NE(source.find("void kernel_branch1(const void* const* inputs, void* const* outputs) "
+                        "__attribute__((alias(\"kernel_branch0\")));"),
+            std::string::npos)
+      << source;
+  EXPECT_NE(source.find("void kernel_branch2(const void* const* inputs, void* const* outputs) {"), std::string::npos);
+  EXPECT_EQ(source.find("void kernel_branch1(const void* const* inputs, void* const* outputs) {"), std::string::npos);
+  const BuildResult library = build_library(source, temp_dir().string());
+  program.library_path = library.library_path;
+  program.library_sha256 = library.sha256;
+  const std::vector<std::string> kinds =
+      expect_program_matches(original, std::move(program), uniform_feeds(original, 6));
+  EXPECT_EQ(kinds, (std::vector<std::string>{"generated", "generated", "generated"}));
+}
+
 TEST(CodegenCpu, CanFuseRejects) {
   Graph mm = one_node_graph("MatMul", {var({2, 3}), var({3, 4})});
   EXPECT_FALSE(can_fuse(mm, mm.nodes()[0]));
