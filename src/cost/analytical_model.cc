@@ -105,6 +105,11 @@ KernelWork kernel_work(const Graph& graph, const runtime::KernelGroup& group) {
   return work;
 }
 
+RooflineBound roofline_bound(const KernelWork& work, const MachinePeaks& peaks) {
+  const double compute = work.flops / peaks.flops_per_second, memory = work.bytes / peaks.bytes_per_second;
+  return {std::max(compute, memory), memory >= compute};
+}
+
 ProgramWork program_work(const runtime::Program& program) {
   const Graph& graph = program.graph;
   std::set<size_t> computed;
@@ -132,10 +137,7 @@ AnalyticalModel::AnalyticalModel(MachinePeaks peaks) : peaks_(peaks) {
 }
 
 double AnalyticalModel::raw_estimate(const Graph& graph, const runtime::KernelGroup& group) const {
-  const KernelWork work = kernel_work(graph, group);
-  // A roofline: the kernel is bound by whichever of compute and memory
-  // traffic takes longer at the machine's peaks.
-  return std::max(work.flops / peaks_.flops_per_second, work.bytes / peaks_.bytes_per_second) + kKernelOverheadSeconds;
+  return roofline_bound(kernel_work(graph, group), peaks_).seconds + kKernelOverheadSeconds;
 }
 
 double AnalyticalModel::estimate(const Graph& graph, const runtime::KernelGroup& group, KernelClass kind) const {

@@ -23,6 +23,15 @@ struct KernelWork {
 
 KernelWork kernel_work(const Graph& graph, const runtime::KernelGroup& group);
 
+// A kernel's roofline bound: its flops at the peak GEMM rate or its bytes at
+// the streaming bandwidth, whichever takes longer, with no per-kernel
+// overhead. A kernel whose data stays in cache can beat it.
+struct RooflineBound {
+  double seconds = 0;
+  bool memory_bound = false;  // bytes, not flops, set the bound
+};
+RooflineBound roofline_bound(const KernelWork& work, const MachinePeaks& peaks);
+
 // The least work a whole program must do, for a roofline bound: the flops of
 // every primitive its kernels compute (once, however many kernels compute
 // it), those of linear primitives (Conv, ConvTranspose, MatMul, Gemm) apart,

@@ -315,6 +315,14 @@ def artifact_cases(d):
         work = result.get("work", {})
         assert 0 < work.get("linear_flops", 0) <= work.get("flops", 0), f"bench --json work: {work}"
         assert work.get("min_bytes", 0) > 0, f"bench --json work: {work}"
+        kernels = result.get("kernel_list", [])
+        assert len(kernels) == result["kernels"], f"kernel_list has {len(kernels)} of {result['kernels']} kernels"
+        peaks = result["peaks"]
+        for k in kernels:  # each kernel's bound is its own work at the peaks
+            expected = 1e3 * max(k["flops"] / peaks["flops_per_second"], k["bytes"] / peaks["bytes_per_second"])
+            assert k["bytes"] > 0 and abs(k["bound_ms"] - expected) <= 1e-9 + 1e-9 * expected, f"kernel {k}"
+            assert k["limit"] in ("memory", "compute") and k["ms"] >= 0, f"kernel {k}"
+        assert abs(result["bound_ms"] - sum(k["bound_ms"] for k in kernels)) <= 1e-9 + 1e-9 * result["bound_ms"]
 
     proc = expect_ok("bench the artifact", ["bench", art, "--runs", "1", "--warmup", "0", "--threads", "1",
                                             "--json"])

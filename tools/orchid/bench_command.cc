@@ -1,6 +1,7 @@
 // orchid bench MODEL.onnx|DIR: compiles (or loads), warms up, then times runs
 // of the whole program and reports median / min latency, the kernels that
-// take the time, and the arena size.
+// take the time, each against its own roofline bound (its bytes at the
+// measured bandwidth, its flops at the measured GEMM peak), and the arena size.
 #include <algorithm>
 #include <chrono>
 #include <map>
@@ -12,7 +13,10 @@
 
 #include "common.h"
 #include "cost/analytical_model.h"
+#include "cost/cost_cache.h"
+#include "cost/machine.h"
 #include "runtime/executable.h"
+#include "support/cache_dir.h"
 #include "support/error.h"
 #include "support/parallel.h"
 
@@ -37,6 +41,32 @@ struct KernelTime {
   double seconds;  // summed over the timed runs
 };
 
+// One kernel's mean time per run against its roofline bound.
+struct KernelEfficiency {
+  double ms = 0;
+  double bound_ms = 0;
+  bool memory_bound = false;
+  cost::KernelWork work;
+  double share() const { return ms > 0 ? bound_ms / ms : 0; }  // of the bound reached
+  double lost_ms() const { return std::max(0.0, ms - bound_ms); }
+};
+
+// The peaks kept in the cost cache for this machine at the current thread
+// count (measured once, about a second, when missing).
+cost::MachinePeaks cached_peaks(const CompileFlags& flags) {
+  const std::string dir = flags.cache_dir.empty() ? default_cache_dir() : private_cache_dir(flags.cache_dir);
+  cost::CostCache cache(dir + "/costs.sqlite");
+  return cost::machine_peaks(cache, cost::machine_fingerprint(num_threads()), num_threads());
+}
+
+nlohmann::json kernel_json(const runtime::KernelInfo& info, const KernelEfficiency& e) {
+  return {{"name", info.name},        {"ops", info.ops},
+          {"implementation", info.implementation}, {"ms", e.ms},
+          {"bound_ms", e.bound_ms},   {"bound_share", e.share()},
+          {"limit", e.memory_bound ? "memory" : "compute"},
+          {"flops", e.work.flops},    {"bytes", e.work.bytes}};
+}
+
 double median(std::vector<double> values) {
   std::sort(values.begin(), values.end());
   const size_t n = values.size();
@@ -49,6 +79,10 @@ void bench(const BenchOptions& options) {
   const auto compile_start = std::chrono::steady_clock::now();
   LoadedModel loaded = load_model(options.model, options.shapes, /*interpreter=*/false, options.compile);
   const cost::ProgramWork work = cost::program_work(*loaded.program);
+  std::vector<cost::KernelWork> kernel_works;
+  for (const runtime::KernelGroup& group : loaded.program->kernels)
+    kernel_works.push_back(cost::kernel_work(loaded.program->graph, group));
+  const cost::MachinePeaks peaks = cached_peaks(options.compile);
   runtime::Executable executable(std::move(*loaded.program));
   const double compile_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - compile_start).count();
   std::mt19937_64 rng(options.seed);
@@ -70,6 +104,14 @@ void bench(const BenchOptions& options) {
   const double median_ms = median(run_ms);
   const double min_ms = *std::min_element(run_ms.begin(), run_ms.end());
   const auto& memory = executable.memory_plan();
+  std::vector<KernelEfficiency> efficiency;
+  for (size_t k = 0; k < kernel_total.size(); ++k) {
+    const cost::RooflineBound bound = cost::roofline_bound(kernel_works.at(k), peaks);
+    efficiency.push_back({kernel_total[k] * 1e3 / options.runs, bound.seconds * 1e3, bound.memory_bound,
+                          kernel_works[k]});
+  }
+  double bound_total_ms = 0;
+  for (const KernelEfficiency& e : efficiency) bound_total_ms += e.bound_ms;
 
   std::cout << fmt::format("{}: {} kernels, {} threads, compile+load {:.2f} s\n", options.model,
                            executable.num_kernels(), num_threads(), compile_s)
@@ -80,17 +122,39 @@ void bench(const BenchOptions& options) {
             << fmt::format("work: {:.3f} GFLOP ({:.3f} in linear primitives), at least {:.2f} MB moved (weights, "
                            "inputs, outputs once)\n",
                            work.flops / 1e9, work.linear_flops / 1e9, work.min_bytes / 1e6)
-            << "top kernels (mean time per run):\n";
+            << fmt::format("kernels {:.3f} ms per run; their bounds {:.3f} ms ({:.0f}%): bytes at {:.1f} GB/s, "
+                           "flops at {:.0f} GFLOP/s (this machine's measured peaks at {} threads)\n",
+                           all_kernels * 1e3 / options.runs, bound_total_ms,
+                           all_kernels > 0 ? 100 * bound_total_ms / (all_kernels * 1e3 / options.runs) : 0,
+                           peaks.bytes_per_second / 1e9, peaks.flops_per_second / 1e9, num_threads())
+            << "top kernels (mean time per run; bound: its roofline time, and the share of it reached):\n";
   nlohmann::json top = nlohmann::json::array();
-  for (size_t i = 0; i < std::min<size_t>(options.top ? size_t(options.top) : by_time.size(), by_time.size()); ++i) {
+  const size_t listed = std::min<size_t>(options.top ? size_t(options.top) : by_time.size(), by_time.size());
+  for (size_t i = 0; i < listed; ++i) {
     const runtime::KernelInfo& info = executable.kernel_info()[by_time[i].index];
-    const double ms = by_time[i].seconds * 1e3 / options.runs;
+    const KernelEfficiency& e = efficiency[by_time[i].index];
     const double percent = all_kernels > 0 ? 100 * by_time[i].seconds / all_kernels : 0;
-    std::cout << fmt::format("  {:8.3f} ms {:5.1f}%  {:<24} {:<16} {}\n", ms, percent, info.ops, info.implementation,
-                             info.name);
-    top.push_back({{"name", info.name}, {"ops", info.ops}, {"implementation", info.implementation}, {"ms", ms},
-                   {"percent", percent}});
+    std::cout << fmt::format("  {:8.3f} ms {:5.1f}%  bound {:8.3f} ms {:4.0f}% {}  {:<24} {:<16} {}\n", e.ms, percent,
+                             e.bound_ms, 100 * e.share(), e.memory_bound ? "mem" : "flop", info.ops,
+                             info.implementation, info.name);
+    nlohmann::json entry = kernel_json(info, e);
+    entry["percent"] = percent;
+    top.push_back(std::move(entry));
   }
+  // Where the most time goes beyond the bounds: what to work on first.
+  std::vector<size_t> by_lost(efficiency.size());
+  std::iota(by_lost.begin(), by_lost.end(), 0);
+  std::sort(by_lost.begin(), by_lost.end(),
+            [&](size_t a, size_t b) { return efficiency[a].lost_ms() > efficiency[b].lost_ms(); });
+  std::cout << "most time above the bound:\n";
+  for (size_t i = 0; i < std::min<size_t>(5, by_lost.size()); ++i) {
+    const runtime::KernelInfo& info = executable.kernel_info()[by_lost[i]];
+    const KernelEfficiency& e = efficiency[by_lost[i]];
+    std::cout << fmt::format("  {:8.3f} ms above ({:.3f} ms, bound {:.3f} ms)  {:<24} {:<16} {}\n", e.lost_ms(), e.ms,
+                             e.bound_ms, info.ops, info.implementation, info.name);
+  }
+  nlohmann::json all = nlohmann::json::array();
+  for (size_t k = 0; k < efficiency.size(); ++k) all.push_back(kernel_json(executable.kernel_info()[k], efficiency[k]));
   // Where the time goes by implementation: "onednn conv 61%, generated 20%, ...".
   std::map<std::string, double> by_implementation;
   for (size_t k = 0; k < kernel_total.size(); ++k) {
@@ -114,6 +178,9 @@ void bench(const BenchOptions& options) {
                               {"arena_bytes", memory.arena_bytes}, {"intermediate_bytes", memory.intermediate_bytes},
                               {"weight_bytes", executable.weight_bytes()}, {"compile_s", compile_s},
                               {"top_kernels", top}, {"implementation_ms", implementations},
+                              {"kernel_list", all}, {"bound_ms", bound_total_ms},
+                              {"peaks", {{"flops_per_second", peaks.flops_per_second},
+                                         {"bytes_per_second", peaks.bytes_per_second}}},
                               {"work", {{"flops", work.flops}, {"linear_flops", work.linear_flops},
                                         {"min_bytes", work.min_bytes}}}};
     std::cout << result.dump() << "\n";
@@ -127,9 +194,12 @@ void add_bench_command(CLI::App& app, int& status) {
   CLI::App* command = app.add_subcommand(
       "bench",
       "Time a model: compile it (or load a compiled folder), warm up, time --runs runs on random inputs, "
-      "and print the median and minimum latency, the ten kernels that take the most time, the arena "
-      "size, and the program's work (flops; bytes of weights, inputs and outputs). --json adds one JSON "
-      "object on the last line (median_ms, min_ms, kernels, arena_bytes, work, ...).");
+      "and print the median and minimum latency, the ten kernels that take the most time, each against "
+      "its roofline bound (its bytes at the measured bandwidth or its flops at the measured GEMM peak, "
+      "whichever takes longer), the kernels furthest above their bounds, the arena size, and the "
+      "program's work (flops; bytes of weights, inputs and outputs). --json adds one JSON object on "
+      "the last line (median_ms, min_ms, kernels, arena_bytes, work, kernel_list: every kernel's time, "
+      "bound and work, ...).");
   command->add_option("model", options->model, "An ONNX model file or a compiled artifact folder")->required();
   add_threads_option(*command, options->threads);
   options->compile.add_to(*command);

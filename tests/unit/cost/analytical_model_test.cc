@@ -36,6 +36,22 @@ TEST(CostAnalytical, ValuesInsideAGroupMoveNoBytes) {
   EXPECT_DOUBLE_EQ(fused.bytes, 4.0 * (192 + 108 + 256));
 }
 
+// The bound is whichever of flops at the peak and bytes at the bandwidth
+// takes longer, and says which.
+TEST(CostAnalytical, RooflineBoundTakesTheSlowerSide) {
+  const MachinePeaks peaks{/*flops_per_second=*/100e9, /*bytes_per_second=*/10e9};
+  const RooflineBound compute = roofline_bound(KernelWork{2e9, 1e6}, peaks);
+  EXPECT_DOUBLE_EQ(compute.seconds, 2e-2);
+  EXPECT_FALSE(compute.memory_bound);
+  const RooflineBound memory = roofline_bound(KernelWork{1e6, 4e8}, peaks);
+  EXPECT_DOUBLE_EQ(memory.seconds, 4e-2);
+  EXPECT_TRUE(memory.memory_bound);
+  // The analytical estimate is the bound plus the fixed per-kernel overhead.
+  Graph graph = conv_relu_graph();
+  const runtime::KernelGroup conv = runtime::make_group(graph, {0});
+  EXPECT_GT(AnalyticalModel(peaks).raw_estimate(graph, conv), roofline_bound(kernel_work(graph, conv), peaks).seconds);
+}
+
 TEST(CostAnalytical, ProgramWorkCountsEachComputedNodeOnce) {
   runtime::Program program;
   program.graph = conv_relu_graph();
