@@ -77,7 +77,15 @@ class KernelWriter {
   // ---- emitter_schedule.cc
   void declare_buffers();
   void write_stage(ValueId value);
-  void write_stage_loops(const Node& node, ValueId value, size_t split);
+  // A stage's loop nest over `part` (the whole value, or one input's range
+  // of a Concat), its outer loop over the dimensions before `split`.
+  struct StagePart {
+    ValueId source = kNoValue;  // computed at the part's index: the value, or the Concat input
+    size_t axis = 0;            // Concat: where the part sits along axis
+    int64_t begin = 0;
+    bool concat = false;
+  };
+  void write_stage_loops(const Node& node, ValueId value, const StagePart& part, size_t split);
   void write_reduction_body(const Node& node, ValueId value, Index& index, const std::string& store);
   void line(const std::string& text);
   void open(const std::string& header);

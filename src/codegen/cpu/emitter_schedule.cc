@@ -142,30 +142,51 @@ void KernelWriter::declare_buffers() {
 void KernelWriter::write_stage(ValueId value) {
   const Node& node = graph_.nodes()[producer_.at(value)];
   const size_t rank = graph_.type(value).shape.size();
-  size_t split = is_reduction(node) || rank == 0 ? (rank ? rank - 1 : 0) : 0;
-  for (;; ++split) {
-    const size_t saved_lines = lines_.size();
-    const auto saved_scopes = scopes_;
-    inner_divmod_ = false;
-    write_stage_loops(node, value, split);
-    if (!inner_divmod_ || split + 1 >= rank) return;
-    lines_.resize(saved_lines);
-    scopes_ = saved_scopes;
+  std::vector<StagePart> parts;
+  size_t first_split = is_reduction(node) || rank == 0 ? (rank ? rank - 1 : 0) : 0;
+  if (node.op == "Concat" && rank > 0) {
+    // One loop nest per input over its own range: each element computes its
+    // input's expression only, not every input's behind a select. The outer
+    // loop covers the concat axis, so a row's place in the output is known.
+    const size_t axis = size_t(node.attrs.get_int("axis", 0) < 0 ? node.attrs.get_int("axis", 0) + int64_t(rank)
+                                                                  : node.attrs.get_int("axis", 0));
+    int64_t begin = 0;
+    for (ValueId input : node.inputs) {
+      if (graph_.type(input).numel() > 0) parts.push_back({input, axis, begin, true});
+      begin += graph_.type(input).shape[axis];
+    }
+    first_split = axis + 1;
+  } else {
+    parts.push_back({value});
+  }
+  for (const StagePart& part : parts) {
+    for (size_t split = first_split;; ++split) {
+      const size_t saved_lines = lines_.size();
+      const auto saved_scopes = scopes_;
+      inner_divmod_ = false;
+      write_stage_loops(node, value, part, split);
+      if (!inner_divmod_ || split + 1 >= rank) break;
+      lines_.resize(saved_lines);
+      scopes_ = saved_scopes;
+    }
   }
 }
 
-void KernelWriter::write_stage_loops(const Node& node, ValueId value, size_t split) {
-  const Shape& shape = graph_.type(value).shape;
+void KernelWriter::write_stage_loops(const Node& node, ValueId value, const StagePart& part, size_t split) {
+  // The loops walk the part's shape (a Concat input's, or the value's).
+  const Shape& shape = graph_.type(part.source).shape;
+  const Shape& stored = graph_.type(value).shape;
   const size_t rank = shape.size();
   int64_t inner = 1;
   for (size_t d = split; d < rank; ++d) inner *= shape[d];
-  const int64_t rows = graph_.type(value).numel() / std::max<int64_t>(inner, 1);
-  const int64_t work = is_reduction(node) ? graph_.type(node.inputs[0]).numel() : graph_.type(value).numel();
+  const int64_t rows = graph_.type(part.source).numel() / std::max<int64_t>(inner, 1);
+  const int64_t work = is_reduction(node) ? graph_.type(node.inputs[0]).numel() : graph_.type(part.source).numel();
   // The buffers are re-declared __restrict inside the parallel region: the
   // outlined OpenMP function otherwise reads them from a shared struct that
   // any store might alias, which defeats vectorization.
   const bool parallel = rows > 1 || inner > 1;
-  open("{  // " + graph_.value(value).name + " = " + node.op);
+  open("{  // " + graph_.value(value).name + " = " + node.op +
+       (part.concat ? " (" + graph_.value(part.source).name + " at " + std::to_string(part.begin) + ")" : ""));
   if (parallel) {
     line("#pragma omp parallel if(" + std::to_string(work) + " >= " + std::to_string(kParallelWork) + ")");
     open("{");
@@ -192,6 +213,20 @@ void KernelWriter::write_stage_loops(const Node& node, ValueId value, size_t spl
   } else if (inner > 1) {
     line("#pragma omp for");
   }
+  // Where the row starts in the stored value: a Concat part's rows sit at
+  // their offset along the axis (before `split`, so the inner range is
+  // contiguous in both).
+  std::string row_start = rows > 1 ? index_mul("o", inner) : "0";
+  if (part.concat) {
+    row_start = "0";
+    int64_t stride = inner;
+    for (size_t d = split; d-- > 0;) {
+      row_start = index_sum(row_start, index_mul(d == part.axis ? index_add(index.dims[d], part.begin) : index.dims[d],
+                                                 stride));
+      stride *= stored[d];
+    }
+    if (rows > 1) row_start = let("int64_t", row_start);
+  }
   open("for (int64_t i = 0; i < " + std::to_string(inner) + "; ++i) {");
   const std::string i = inner == 1 ? "0" : "i";
   if (split + 1 == rank) {
@@ -202,11 +237,12 @@ void KernelWriter::write_stage_loops(const Node& node, ValueId value, size_t spl
     index.lazy_split = split;
   }
   index.linear = let("int64_t", index_sum(rows > 1 ? index_mul("o", inner) : "0", i));
-  const std::string store = buffer_.at(value) + "[" + index.linear + "]";
+  const std::string store_at = part.concat ? let("int64_t", index_sum(row_start, i)) : index.linear;
+  const std::string store = buffer_.at(value) + "[" + store_at + "]";
   if (is_reduction(node)) {
     write_reduction_body(node, value, index, store);
   } else {
-    line(store + " = " + compute(value, index) + ";");
+    line(store + " = " + (part.concat ? value_at(part.source, index) : compute(value, index)) + ";");
   }
   close();
   if (rows > 1) close();

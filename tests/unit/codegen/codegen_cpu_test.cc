@@ -113,6 +113,34 @@ Graph concat_slice() {
   return b.finish(b.op("Mul", {s, b.scalar(1.5f)}));
 }
 
+// A Concat as the stage's value: one loop nest per input over its range.
+// Inputs computed inline (elementwise, broadcasting, a transpose), on the
+// first, a middle and the last axis, odd sizes, and one large enough for
+// parallel rows.
+Graph concat_root(int64_t axis) {
+  GraphBuilder b;
+  const std::vector<Shape> shapes = {{2, 3, 5, 7}, {2, 3, 5, 7}, {2, 3, 5, 7}};
+  Shape xs = {2, 3, 5, 7}, ys = xs, zs = xs;
+  const size_t a = size_t(axis < 0 ? axis + 4 : axis);
+  xs[a] = 3, ys[a] = 1, zs[a] = 4;
+  ValueId x = b.input("x", xs);
+  ValueId y = b.input("y", ys);
+  Shape zt = zs;  // z arrives transposed: its last two axes swapped
+  std::swap(zt[2], zt[3]);
+  ValueId z = b.op("Transpose", {b.input("z", zt)}, ints_attr("perm", {0, 1, 3, 2}));
+  Shape cs = xs;
+  cs[a] = 1;
+  ValueId scaled = b.op("Mul", {b.op("Relu", {x}), b.constant(cs)});
+  return b.finish(b.op("Concat", {scaled, b.op("Tanh", {y}), z}, attrs({{"axis", axis}})));
+}
+
+Graph concat_root_parallel() {
+  GraphBuilder b;
+  ValueId x = b.input("x", {64, 40, 50});
+  ValueId y = b.input("y", {64, 37, 50});
+  return b.finish(b.op("Concat", {b.op("Sigmoid", {x}), b.op("Neg", {y})}, attrs({{"axis", int64_t(1)}})));
+}
+
 Graph where_compare() {
   GraphBuilder b;
   ValueId x = b.input("x", {3, 9});
@@ -174,6 +202,10 @@ std::map<std::string, Case> make_cases() {
   add("resize", resize_nearest());
   add("transpose_reshape", transpose_reshape());
   add("concat_slice", concat_slice());
+  add("concat_root_first", concat_root(0));
+  add("concat_root_middle", concat_root(2));
+  add("concat_root_last", concat_root(-1));
+  add("concat_root_parallel", concat_root_parallel());
   add("where", where_compare());
   add("multi_output", multi_output());
   add("odd_shapes", odd_shapes());
@@ -253,6 +285,16 @@ TEST(CodegenCpu, AveragePool) { expect_case("averagepool"); }
 TEST(CodegenCpu, NearestResize) { expect_case("resize"); }
 TEST(CodegenCpu, TransposeReshapeChain) { expect_case("transpose_reshape"); }
 TEST(CodegenCpu, ConcatAndSlice) { expect_case("concat_slice"); }
+TEST(CodegenCpu, ConcatAsTheStoredValue) {
+  for (const char* name : {"concat_root_first", "concat_root_middle", "concat_root_last", "concat_root_parallel"}) {
+    SCOPED_TRACE(name);
+    expect_case(name);
+    // One loop nest per input, not a clamped index per input behind a select.
+    const std::string code = emit_kernel(suite().cases.at(name).primitives, suite().cases.at(name).group, "k");
+    EXPECT_EQ(code.find("std::min<int64_t>(std::max<int64_t>("), std::string::npos) << code;
+    EXPECT_NE(code.find(" = Concat ("), code.rfind(" = Concat ("));
+  }
+}
 TEST(CodegenCpu, WhereAndComparisons) { expect_case("where"); }
 TEST(CodegenCpu, MultiOutputGroup) { expect_case("multi_output"); }
 TEST(CodegenCpu, OddShapes) { expect_case("odd_shapes"); }
