@@ -35,6 +35,8 @@ TEST(LayoutKernel, Transpose) {
       {{2, 5, 7, 3}, {0, 3, 1, 2}},     // NHWC -> NCHW, small channel count
       {{4, 3, 5, 6}, {0, 2, 1, 3}},     // contiguous inner run: memcpy rows
       {{33, 65}, {1, 0}},               // partial tiles on both sides
+      {{3, 129, 64}, {0, 2, 1}},        // batched [129, 64]: 8x8 register blocks, an odd edge
+      {{2, 13, 20}, {0, 2, 1}},         // blocks and element loops on both edges
       {{2, 3, 4, 5}, {3, 2, 1, 0}},
       {{2, 3, 4}, {-1, 0, -2}},  // negative perm entries
       {{3, 1, 4}, {1, 2, 0}},
