@@ -17,9 +17,7 @@
 
 namespace orchid::codegen::cpu::detail {
 
-namespace {
-
-bool is_int_literal(const std::string& s, int64_t* value = nullptr) {
+bool is_int_literal(const std::string& s, int64_t* value) {
   if (s.empty()) return false;
   size_t i = (s[0] == '-') ? 1 : 0;
   if (i == s.size()) return false;
@@ -29,6 +27,8 @@ bool is_int_literal(const std::string& s, int64_t* value = nullptr) {
   if (value) *value = std::stoll(s);
   return true;
 }
+
+namespace {
 
 // Expressions of the float unary functions, `x` being the operand.
 const std::map<std::string, std::string>& unary_functions() {
@@ -141,9 +141,24 @@ std::string KernelWriter::let(const std::string& type, const std::string& expr) 
     if (it != scope->end()) return it->second;
   }
   const std::string local = fresh("t");
+  if (hoist_depth_ && hoist_depth_ < scopes_.size() && invariant(expr)) {
+    lines_.insert(lines_.begin() + long(hoist_at_),
+                  std::string(2 * hoist_depth_, ' ') + "const " + type + " " + local + " = " + expr + ";");
+    ++hoist_at_;
+    scopes_[hoist_depth_ - 1][key] = local;
+    return local;
+  }
   line("const " + type + " " + local + " = " + expr + ";");
   scopes_.back()[key] = local;
   return local;
+}
+
+bool KernelWriter::invariant(const std::string& expr) const {
+  static const std::regex identifier(R"([A-Za-z_]\w*)");
+  for (std::sregex_iterator it(expr.begin(), expr.end(), identifier), end; it != end; ++it) {
+    if (variant_.count(it->str())) return false;
+  }
+  return true;
 }
 
 const std::string& KernelWriter::linear_of(const Shape& shape, Index& index) {

@@ -33,6 +33,9 @@ struct Index {
   size_t lazy_split = 0;
 };
 
+// Whether `s` is an integer literal (and its value).
+bool is_int_literal(const std::string& s, int64_t* value = nullptr);
+
 // Index arithmetic on expression strings, folding integer literals so the
 // common cases (start 0, step 1, stride 1) emit nothing.
 std::string index_add(const std::string& a, int64_t c);
@@ -63,6 +66,12 @@ class KernelWriter {
   std::string inline_pad(const Node& node, ValueId value, const std::vector<std::string>& dims);
   std::string inline_concat(const Node& node, ValueId value, const std::vector<std::string>& dims);
   std::string inline_gather(const Node& node, ValueId value, const std::vector<std::string>& dims);
+  // table[at] as an index expression: a literal at a literal, `at + offset`
+  // inside an inner-loop run where the table is affine, else a load.
+  std::string table_index(const std::string& table, const std::string& at);
+  // The table of outer[inner[k]], declared once.
+  std::string composed_table(const std::string& outer, const std::string& inner);
+  std::string declare_table(const std::vector<int64_t>& values);
   // The index into `input` (of its own shape) that broadcasts to `index` of
   // a value of shape `out`.
   Index broadcast_index(ValueId input, const Shape& out, Index& index);
@@ -73,6 +82,8 @@ class KernelWriter {
   // the same expression (common subexpressions of one loop body).
   std::string let(const std::string& type, const std::string& expr);
   std::string fresh(const std::string& prefix);
+  // Whether `expr` names nothing that varies in the inner loop (variant_).
+  bool invariant(const std::string& expr) const;
 
   // ---- emitter_schedule.cc
   void declare_buffers();
@@ -85,7 +96,17 @@ class KernelWriter {
     int64_t begin = 0;
     bool concat = false;
   };
-  void write_stage_loops(const Node& node, ValueId value, const StagePart& part, size_t split);
+  // A range of the inner loop where every table read at the inner index is
+  // table[i] == i + offset: loads at affine addresses (contiguous,
+  // vectorizable) instead of through the table.
+  struct InnerRun {
+    int64_t begin = 0, end = 0;
+    std::map<std::string, int64_t> offsets;  // table -> offset
+  };
+  void write_stage_loops(const Node& node, ValueId value, const StagePart& part, size_t split,
+                         const std::vector<InnerRun>& runs);
+  // The runs of [0, inner) over which every table in inner_tables_ is affine.
+  std::vector<InnerRun> affine_runs(int64_t inner) const;
   void write_reduction_body(const Node& node, ValueId value, Index& index, const std::string& store);
   void line(const std::string& text);
   void open(const std::string& header);
@@ -98,6 +119,23 @@ class KernelWriter {
   std::vector<ValueId> stages_;           // materialized values in topological order
   std::vector<std::string> local_decls_;   // per stage: __restrict views of the buffers
   std::map<ValueId, std::string> tables_;  // Gather: constant index table name
+  std::map<std::string, std::vector<int64_t>> table_values_;  // table name -> its indices
+  std::map<std::pair<std::string, std::string>, std::string> composed_;  // (outer, inner) -> table
+  std::map<std::string, std::pair<std::string, std::string>> table_reads_;  // local -> (table, at)
+  std::vector<std::string> table_decls_;  // composed tables, declared at the top of the function
+  size_t table_decls_at_ = 0;             // the line they go before
+  std::string inner_var_;                 // the inner loop's index when it walks one dimension
+  std::set<std::string> inner_tables_;    // tables read at inner_var_ in the stage being written
+  std::map<std::string, int64_t> run_offsets_;  // inside an InnerRun: its offsets
+  // Loop-invariant code motion out of the inner loop: while hoist_depth_ is
+  // set, a let whose expression names nothing in variant_ (the inner loop's
+  // variables and the locals computed from them) goes to the row scope, at
+  // line hoist_at_, once per row rather than once per element.
+  size_t hoist_depth_ = 0;  // scopes_.size() of the row scope; 0: off
+  size_t hoist_at_ = 0;
+  std::set<std::string> variant_;
+  // Names declared by a line (`TYPE name ...`): they vary with the inner loop.
+  void note_declarations(const std::string& text);
   std::vector<std::string> lines_;
   std::vector<std::map<std::string, std::string>> scopes_;  // CSE per open block
   int counter_ = 0;

@@ -176,9 +176,47 @@ std::string KernelWriter::inline_gather(const Node& node, ValueId value, const s
     mapped[axis] = std::to_string(i < 0 ? i + in[axis] : i);
   } else {
     Index position = dims_index({dims.begin() + long(axis), dims.begin() + long(axis + q)});
-    mapped[axis] = let("int64_t", tables_.at(value) + "[" + linear_of(ishape, position) + "]");
+    std::string table = tables_.at(value), at = linear_of(ishape, position);
+    // A table read at another table's read (a pad of a pad, a resize of a
+    // pad): one composed table, one load.
+    if (auto read = table_reads_.find(at); read != table_reads_.end()) {
+      table = composed_table(table, read->second.first);
+      at = read->second.second;
+    }
+    mapped[axis] = table_index(table, at);
   }
   return value_at(x, dims_index(mapped));
+}
+
+std::string KernelWriter::table_index(const std::string& table, const std::string& at) {
+  int64_t literal = 0;
+  if (is_int_literal(at, &literal)) return std::to_string(table_values_.at(table).at(size_t(literal)));
+  if (!inner_var_.empty() && at == inner_var_) {
+    inner_tables_.insert(table);
+    if (auto run = run_offsets_.find(table); run != run_offsets_.end()) return index_add(at, run->second);
+  }
+  const std::string local = let("int64_t", table + "[" + at + "]");
+  table_reads_[local] = {table, at};
+  return local;
+}
+
+std::string KernelWriter::composed_table(const std::string& outer, const std::string& inner) {
+  auto [it, added] = composed_.emplace(std::make_pair(outer, inner), "");
+  if (!added) return it->second;
+  const std::vector<int64_t>& o = table_values_.at(outer);
+  std::vector<int64_t> values;
+  for (int64_t k : table_values_.at(inner)) values.push_back(o.at(size_t(k)));
+  it->second = declare_table(values);
+  return it->second;
+}
+
+std::string KernelWriter::declare_table(const std::vector<int64_t>& values) {
+  const std::string name = fresh("gather");
+  std::string text = "  static const int64_t " + name + "[] = {";
+  for (size_t i = 0; i < values.size(); ++i) text += (i ? "," : "") + std::to_string(values[i]);
+  table_decls_.push_back(text + "};");
+  table_values_[name] = values;
+  return name;
 }
 
 }  // namespace orchid::codegen::cpu::detail

@@ -7,8 +7,8 @@
 // is an inner loop nest over the reduced axes per output element.
 #include <algorithm>
 #include <cmath>
+#include <regex>
 #include <set>
-#include <sstream>
 
 #include "codegen/cpu/emitter_internal.h"
 #include "support/error.h"
@@ -70,7 +70,15 @@ KernelWriter::KernelWriter(const Graph& graph, const runtime::KernelGroup& group
 }
 
 void KernelWriter::line(const std::string& text) {
+  if (hoist_depth_) note_declarations(text);
   lines_.push_back(std::string(2 * scopes_.size(), ' ') + text);
+}
+
+void KernelWriter::note_declarations(const std::string& text) {
+  static const std::regex declaration(R"(\b(?:int64_t|float|double|bool|int)\s+([A-Za-z_]\w*))");
+  for (std::sregex_iterator it(text.begin(), text.end(), declaration), end; it != end; ++it) {
+    variant_.insert((*it)[1].str());
+  }
 }
 
 void KernelWriter::open(const std::string& header) {
@@ -115,7 +123,8 @@ void KernelWriter::declare_buffers() {
     local_decls_.push_back(type + "* __restrict " + name + " = " + name + "_arg;");
     buffer_[id] = name;
   }
-  // Gather's constant indices, normalized, as a table.
+  // Gather's constant indices, normalized, as a table (declared, with the
+  // composed ones, at the top of the function when it is written).
   for (size_t index : group_.nodes) {
     const Node& node = graph_.nodes()[index];
     if (node.op != "Gather" || graph_.type(node.inputs[1]).numel() == 1) continue;
@@ -123,15 +132,11 @@ void KernelWriter::declare_buffers() {
     int64_t axis = node.attrs.get_int("axis", 0);
     if (axis < 0) axis += int64_t(data.size());
     const int64_t dim = data[size_t(axis)];
-    std::ostringstream table;
-    const std::string name = fresh("gather");
-    table << "static const int64_t " << name << "[] = {";
-    const std::vector<int64_t> values = graph_.value(node.inputs[1]).constant->to_i64_vector();
-    for (size_t i = 0; i < values.size(); ++i) table << (i ? "," : "") << (values[i] < 0 ? values[i] + dim : values[i]);
-    table << "};";
-    line(table.str());
-    tables_[node.outputs[0]] = name;
+    std::vector<int64_t> values = graph_.value(node.inputs[1]).constant->to_i64_vector();
+    for (int64_t& v : values) v = v < 0 ? v + dim : v;
+    tables_[node.outputs[0]] = declare_table(values);
   }
+  table_decls_at_ = lines_.size();
 }
 
 // The innermost loop runs over the trailing dimensions from `split` on,
@@ -164,15 +169,50 @@ void KernelWriter::write_stage(ValueId value) {
       const size_t saved_lines = lines_.size();
       const auto saved_scopes = scopes_;
       inner_divmod_ = false;
-      write_stage_loops(node, value, part, split);
-      if (!inner_divmod_ || split + 1 >= rank) break;
-      lines_.resize(saved_lines);
-      scopes_ = saved_scopes;
+      inner_tables_.clear();
+      int64_t inner = 1;
+      for (size_t d = split; d < rank; ++d) inner *= graph_.type(part.source).shape[d];
+      write_stage_loops(node, value, part, split, {{0, inner, {}}});
+      if (inner_divmod_ && split + 1 < rank) {
+        lines_.resize(saved_lines);
+        scopes_ = saved_scopes;
+        continue;
+      }
+      // Tables read at the inner index that are affine over a few ranges
+      // (the interior of a reflect or edge pad): written again, one loop per range.
+      const std::vector<InnerRun> runs = affine_runs(inner);
+      if (runs.size() > 1) {
+        lines_.resize(saved_lines);
+        scopes_ = saved_scopes;
+        write_stage_loops(node, value, part, split, runs);
+      }
+      break;
     }
   }
 }
 
-void KernelWriter::write_stage_loops(const Node& node, ValueId value, const StagePart& part, size_t split) {
+std::vector<KernelWriter::InnerRun> KernelWriter::affine_runs(int64_t inner) const {
+  // More ranges than this, and the loop overhead outweighs contiguous loads.
+  constexpr size_t kMaxRuns = 8;
+  constexpr int64_t kMinLongestRun = 8;
+  if (inner_tables_.empty()) return {};
+  std::vector<InnerRun> runs;
+  for (int64_t i = 0; i < inner; ++i) {
+    std::map<std::string, int64_t> offsets;
+    for (const std::string& table : inner_tables_) offsets[table] = table_values_.at(table).at(size_t(i)) - i;
+    if (runs.empty() || offsets != runs.back().offsets) {
+      if (runs.size() == kMaxRuns) return {};
+      runs.push_back({i, i, std::move(offsets)});
+    }
+    runs.back().end = i + 1;
+  }
+  int64_t longest = 0;
+  for (const InnerRun& run : runs) longest = std::max(longest, run.end - run.begin);
+  return longest >= kMinLongestRun ? runs : std::vector<InnerRun>{};
+}
+
+void KernelWriter::write_stage_loops(const Node& node, ValueId value, const StagePart& part, size_t split,
+                                     const std::vector<InnerRun>& runs) {
   // The loops walk the part's shape (a Concat input's, or the value's).
   const Shape& shape = graph_.type(part.source).shape;
   const Shape& stored = graph_.type(value).shape;
@@ -210,8 +250,6 @@ void KernelWriter::write_stage_loops(const Node& node, ValueId value, const Stag
       index.dims[d] = let("int64_t", e);
       stride *= shape[d];
     }
-  } else if (inner > 1) {
-    line("#pragma omp for");
   }
   // Where the row starts in the stored value: a Concat part's rows sit at
   // their offset along the axis (before `split`, so the inner range is
@@ -227,24 +265,39 @@ void KernelWriter::write_stage_loops(const Node& node, ValueId value, const Stag
     }
     if (rows > 1) row_start = let("int64_t", row_start);
   }
-  open("for (int64_t i = 0; i < " + std::to_string(inner) + "; ++i) {");
-  const std::string i = inner == 1 ? "0" : "i";
-  if (split + 1 == rank) {
-    index.dims[split] = i;
-  } else if (split < rank) {
-    for (size_t d = split; d < rank; ++d) index.dims[d].clear();
-    index.lazy_from = i;
-    index.lazy_split = split;
+  // The inner index names one dimension (tables read at it may be affine).
+  inner_var_ = split + 1 == rank && inner > 1 ? "i" : "";
+  for (const InnerRun& run : runs) {
+    // Row-invariant values (a channel's mean and scale) go before the loop
+    // (and its worksharing pragma).
+    hoist_depth_ = scopes_.size();
+    hoist_at_ = lines_.size();
+    variant_ = {"i"};
+    if (rows <= 1 && inner > 1) line("#pragma omp for");
+    open("for (int64_t i = " + std::to_string(run.begin) + "; i < " + std::to_string(run.end) + "; ++i) {");
+    run_offsets_ = run.offsets;
+    Index at = index;
+    const std::string i = inner == 1 ? "0" : "i";
+    if (split + 1 == rank) {
+      at.dims[split] = i;
+    } else if (split < rank) {
+      for (size_t d = split; d < rank; ++d) at.dims[d].clear();
+      at.lazy_from = i;
+      at.lazy_split = split;
+    }
+    at.linear = let("int64_t", index_sum(rows > 1 ? index_mul("o", inner) : "0", i));
+    const std::string store_at = part.concat ? let("int64_t", index_sum(row_start, i)) : at.linear;
+    const std::string store = buffer_.at(value) + "[" + store_at + "]";
+    if (is_reduction(node)) {
+      write_reduction_body(node, value, at, store);
+    } else {
+      line(store + " = " + (part.concat ? value_at(part.source, at) : compute(value, at)) + ";");
+    }
+    hoist_depth_ = 0;
+    close();
   }
-  index.linear = let("int64_t", index_sum(rows > 1 ? index_mul("o", inner) : "0", i));
-  const std::string store_at = part.concat ? let("int64_t", index_sum(row_start, i)) : index.linear;
-  const std::string store = buffer_.at(value) + "[" + store_at + "]";
-  if (is_reduction(node)) {
-    write_reduction_body(node, value, index, store);
-  } else {
-    line(store + " = " + (part.concat ? value_at(part.source, index) : compute(value, index)) + ";");
-  }
-  close();
+  run_offsets_.clear();
+  inner_var_.clear();
   if (rows > 1) close();
   if (parallel) close();
   close();
@@ -340,9 +393,15 @@ std::string KernelWriter::write(const std::string& symbol) {
   lines_.clear();
   scopes_.assign(1, {});
   local_decls_.clear();
+  table_decls_.clear();
+  tables_.clear();
+  table_values_.clear();
+  composed_.clear();
+  table_reads_.clear();
   lines_.push_back("extern \"C\" void " + symbol + "(const void* const* inputs, void* const* outputs) {");
   declare_buffers();
   for (ValueId value : stages_) write_stage(value);
+  lines_.insert(lines_.begin() + long(table_decls_at_), table_decls_.begin(), table_decls_.end());
   lines_.push_back("}");
   std::string text;
   for (const std::string& l : lines_) text += l + "\n";

@@ -186,6 +186,29 @@ Graph resize_nearest() {
                         attrs({{"mode", std::string("nearest")}}));
 }
 
+// A reflect pad (a Gather per axis in fission) then a per-channel affine map
+// and a Relu: the last axis's table is affine over three ranges (left edge,
+// interior, right edge), so the interior is read at i + offset, no table.
+Graph reflect_pad_scale() {
+  GraphBuilder b;
+  ValueId x = b.input("x", {2, 3, 9, 40});
+  ValueId p = b.op("Pad", {x, constant_ints(b.g, {0, 0, 2, 3, 0, 0, 1, 2})}, attrs({{"mode", std::string("reflect")}}));
+  ValueId y = b.op("Add", {b.op("Mul", {p, b.constant({1, 3, 1, 1})}), b.constant({1, 3, 1, 1})});
+  return b.finish(b.op("Relu", {y}));
+}
+
+// A nearest x2 upsample, then a reflect pad: two tables on the last axis,
+// composed into one.
+Graph upsample_reflect_pad() {
+  GraphBuilder b;
+  ValueId x = b.input("x", {1, 2, 6, 11});
+  const ValueId scales =
+      b.g.add_constant("scales", Tensor::from_vector(DType::Float32, {4}, std::vector<float>{1, 1, 2, 2}));
+  ValueId u = b.op("Resize", {x, kNoValue, scales}, attrs({{"mode", std::string("nearest")}}));
+  ValueId p = b.op("Pad", {u, constant_ints(b.g, {0, 0, 1, 1, 0, 0, 1, 1})}, attrs({{"mode", std::string("reflect")}}));
+  return b.finish(b.op("Mul", {p, b.scalar(0.5f)}));
+}
+
 std::map<std::string, Case> make_cases() {
   std::map<std::string, Case> cases;
   auto add = [&](const std::string& name, Graph g) { cases.emplace(name, make_case(name, std::move(g))); };
@@ -206,6 +229,8 @@ std::map<std::string, Case> make_cases() {
   add("concat_root_middle", concat_root(2));
   add("concat_root_last", concat_root(-1));
   add("concat_root_parallel", concat_root_parallel());
+  add("reflect_pad_scale", reflect_pad_scale());
+  add("upsample_reflect_pad", upsample_reflect_pad());
   add("where", where_compare());
   add("multi_output", multi_output());
   add("odd_shapes", odd_shapes());
@@ -285,6 +310,27 @@ TEST(CodegenCpu, AveragePool) { expect_case("averagepool"); }
 TEST(CodegenCpu, NearestResize) { expect_case("resize"); }
 TEST(CodegenCpu, TransposeReshapeChain) { expect_case("transpose_reshape"); }
 TEST(CodegenCpu, ConcatAndSlice) { expect_case("concat_slice"); }
+TEST(CodegenCpu, ReflectPadReadsItsInteriorAtAffineAddresses) {
+  expect_case("reflect_pad_scale");
+  const Case& c = suite().cases.at("reflect_pad_scale");
+  const std::string code = emit_kernel(c.primitives, c.group, "k");
+  // The last axis, 3 + 40 + 2 wide: one inner loop per range where the
+  // reflection is affine, the interior one at i - 3 without a table read.
+  EXPECT_NE(code.find("for (int64_t i = 3; i < 43; ++i) {"), std::string::npos) << code;
+  EXPECT_EQ(code.find("[i]"), std::string::npos) << code;
+  // The per-channel scale and shift are loaded once per row, before the loops.
+  const size_t first_loop = code.find("for (int64_t i = 0;");
+  EXPECT_LT(code.find("in3["), first_loop) << code;
+  EXPECT_LT(code.find("in4["), first_loop) << code;
+}
+TEST(CodegenCpu, ChainedGathersReadOneComposedTable) {
+  expect_case("upsample_reflect_pad");
+  const Case& c = suite().cases.at("upsample_reflect_pad");
+  const std::string code = emit_kernel(c.primitives, c.group, "k");
+  // Resize and Pad give two tables per axis; the load reads one composed
+  // table per axis: pad[upsample[k]] over the 2 * 11 + 2 output columns.
+  EXPECT_NE(code.find("[] = {0,0,0,1,1,2,2,3,3,4,4,5,5,6,6,7,7,8,8,9,9,10,10,10};"), std::string::npos) << code;
+}
 TEST(CodegenCpu, ConcatAsTheStoredValue) {
   for (const char* name : {"concat_root_first", "concat_root_middle", "concat_root_last", "concat_root_parallel"}) {
     SCOPED_TRACE(name);
