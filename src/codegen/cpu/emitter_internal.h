@@ -88,6 +88,7 @@ class KernelWriter {
   // ---- emitter_schedule.cc
   void declare_buffers();
   void write_stage(ValueId value);
+  void write_transpose_stage(const Node& node, ValueId value);
   // A stage's loop nest over `part` (the whole value, or one input's range
   // of a Concat), its outer loop over the dimensions before `split`.
   struct StagePart {

@@ -32,6 +32,33 @@ const std::set<std::string> kExpensive = {"Exp",  "Log",  "Tanh",  "Sigmoid", "E
 
 bool is_reduction(const Node& node) { return node.op.rfind("Reduce", 0) == 0; }
 
+// Below this many elements a transpose stays inlined: its source fits in cache.
+constexpr int64_t kTiledTransposeElements = int64_t(1) << 14;
+// Tiles of a materialized transpose: kTransposeTile output rows that read
+// one cache line of the source each, kTransposeRun elements per row.
+constexpr int64_t kTransposeTile = 16;
+constexpr int64_t kTransposeRun = 256;
+
+std::vector<int64_t> transpose_perm(const Node& node, size_t rank) {
+  std::vector<int64_t> perm = node.attrs.get_ints("perm");
+  if (perm.empty()) {
+    for (size_t d = 0; d < rank; ++d) perm.push_back(int64_t(rank - 1 - d));
+  }
+  for (int64_t& p : perm) p = p < 0 ? p + int64_t(rank) : p;
+  return perm;
+}
+
+// A large Transpose that moves its input's last (contiguous) axis: inlined
+// into a row-major loop, its reads stride across the whole source, one cache
+// line per element. It is materialized instead, by tiled loops
+// (write_transpose_stage), and its readers read it in order.
+bool moves_last_axis(const Graph& graph, const Node& node) {
+  if (node.op != "Transpose") return false;
+  const size_t rank = graph.type(node.outputs[0]).shape.size();
+  if (rank < 2 || graph.type(node.outputs[0]).numel() < kTiledTransposeElements) return false;
+  return transpose_perm(node, rank).back() != int64_t(rank - 1);
+}
+
 }  // namespace
 
 KernelWriter::KernelWriter(const Graph& graph, const runtime::KernelGroup& group) : graph_(graph), group_(group) {
@@ -61,7 +88,7 @@ KernelWriter::KernelWriter(const Graph& graph, const runtime::KernelGroup& group
     for (ValueId id : node.inputs) {
       if (cost.count(id)) c += cost[id];
     }
-    if (is_output || is_reduction(node) || (c > 0 && readers[out] >= 2)) {
+    if (is_output || is_reduction(node) || (c > 0 && readers[out] >= 2) || moves_last_axis(graph, node)) {
       stages_.push_back(out);
     } else {
       cost[out] = c;
@@ -147,6 +174,7 @@ void KernelWriter::declare_buffers() {
 void KernelWriter::write_stage(ValueId value) {
   const Node& node = graph_.nodes()[producer_.at(value)];
   const size_t rank = graph_.type(value).shape.size();
+  if (moves_last_axis(graph_, node)) return write_transpose_stage(node, value);
   std::vector<StagePart> parts;
   size_t first_split = is_reduction(node) || rank == 0 ? (rank ? rank - 1 : 0) : 0;
   if (node.op == "Concat" && rank > 0) {
@@ -300,6 +328,54 @@ void KernelWriter::write_stage_loops(const Node& node, ValueId value, const Stag
   inner_var_.clear();
   if (rows > 1) close();
   if (parallel) close();
+  close();
+}
+
+// out dimension `a` reads the source's last (contiguous) axis, out dimension
+// `b` (the last) is contiguous in the output: tiles of kTransposeTile values
+// of a by kTransposeRun of b, so that each source cache line read serves a
+// whole tile row and each output row is written in order.
+void KernelWriter::write_transpose_stage(const Node& node, ValueId value) {
+  const Shape& shape = graph_.type(value).shape;
+  const size_t rank = shape.size(), b = rank - 1;
+  const std::vector<int64_t> perm = transpose_perm(node, rank);
+  const size_t a = size_t(std::find(perm.begin(), perm.end(), int64_t(rank - 1)) - perm.begin());
+  const int64_t tiles_a = (shape[a] + kTransposeTile - 1) / kTransposeTile;
+  const int64_t tiles_b = (shape[b] + kTransposeRun - 1) / kTransposeRun;
+  int64_t others = 1;
+  for (size_t d = 0; d < rank; ++d) others *= d == a || d == b ? 1 : shape[d];
+  const int64_t tasks = others * tiles_a * tiles_b;
+  open("{  // " + graph_.value(value).name + " = Transpose (tiled)");
+  line("#pragma omp parallel if(" + std::to_string(shape_numel(shape)) + " >= " + std::to_string(kParallelWork) + ")");
+  open("{");
+  for (const std::string& decl : local_decls_) line(decl);
+  line("#pragma omp for");
+  open("for (int64_t o = 0; o < " + std::to_string(tasks) + "; ++o) {");
+  Index index;
+  index.has_dims = true;
+  index.dims.assign(rank, "0");
+  const std::string b0 = let("int64_t", index_mul("(o % " + std::to_string(tiles_b) + ")", kTransposeRun));
+  const std::string a0 =
+      let("int64_t", index_mul("((o / " + std::to_string(tiles_b) + ") % " + std::to_string(tiles_a) + ")",
+                               kTransposeTile));
+  int64_t stride = tiles_a * tiles_b;
+  for (size_t d = rank; d-- > 0;) {
+    if (d == a || d == b || shape[d] == 1) continue;
+    index.dims[d] = let("int64_t", "((o / " + std::to_string(stride) + ") % " + std::to_string(shape[d]) + ")");
+    stride *= shape[d];
+  }
+  open("for (int64_t ta = " + a0 + "; ta < std::min<int64_t>(" + a0 + " + " + std::to_string(kTransposeTile) + ", " +
+       std::to_string(shape[a]) + "); ++ta) {");
+  open("for (int64_t i = " + b0 + "; i < std::min<int64_t>(" + b0 + " + " + std::to_string(kTransposeRun) + ", " +
+       std::to_string(shape[b]) + "); ++i) {");
+  index.dims[a] = "ta";
+  index.dims[b] = "i";
+  const std::string store = buffer_.at(value) + "[" + linear_of(shape, index) + "]";
+  line(store + " = " + compute(value, index) + ";");
+  close();
+  close();
+  close();
+  close();
   close();
 }
 

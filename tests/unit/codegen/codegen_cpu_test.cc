@@ -209,6 +209,22 @@ Graph upsample_reflect_pad() {
   return b.finish(b.op("Mul", {p, b.scalar(0.5f)}));
 }
 
+// Large transposes that move the source's last axis are materialized by
+// tiled loops: NHWC -> NCHW read by a per-channel affine map, and a batched
+// 2-D transpose with partial tiles on both axes as the group's output.
+Graph nhwc_to_nchw_scale() {
+  GraphBuilder b;
+  ValueId x = b.input("x", {1, 40, 36, 19});
+  ValueId t = b.op("Transpose", {x}, ints_attr("perm", {0, 3, 1, 2}));
+  return b.finish(b.op("Relu", {b.op("Add", {t, b.constant({1, 19, 1, 1})})}));
+}
+
+Graph batched_transpose() {
+  GraphBuilder b;
+  ValueId x = b.input("x", {5, 70, 53});
+  return b.finish(b.op("Transpose", {b.op("Tanh", {x})}, ints_attr("perm", {0, 2, 1})));
+}
+
 std::map<std::string, Case> make_cases() {
   std::map<std::string, Case> cases;
   auto add = [&](const std::string& name, Graph g) { cases.emplace(name, make_case(name, std::move(g))); };
@@ -231,6 +247,8 @@ std::map<std::string, Case> make_cases() {
   add("concat_root_parallel", concat_root_parallel());
   add("reflect_pad_scale", reflect_pad_scale());
   add("upsample_reflect_pad", upsample_reflect_pad());
+  add("nhwc_to_nchw_scale", nhwc_to_nchw_scale());
+  add("batched_transpose", batched_transpose());
   add("where", where_compare());
   add("multi_output", multi_output());
   add("odd_shapes", odd_shapes());
@@ -322,6 +340,14 @@ TEST(CodegenCpu, ReflectPadReadsItsInteriorAtAffineAddresses) {
   const size_t first_loop = code.find("for (int64_t i = 0;");
   EXPECT_LT(code.find("in3["), first_loop) << code;
   EXPECT_LT(code.find("in4["), first_loop) << code;
+}
+TEST(CodegenCpu, LargeTransposesAreWrittenInTiles) {
+  for (const char* name : {"nhwc_to_nchw_scale", "batched_transpose"}) {
+    SCOPED_TRACE(name);
+    expect_case(name);
+    const Case& c = suite().cases.at(name);
+    EXPECT_NE(emit_kernel(c.primitives, c.group, "k").find("= Transpose (tiled)"), std::string::npos);
+  }
 }
 TEST(CodegenCpu, ChainedGathersReadOneComposedTable) {
   expect_case("upsample_reflect_pad");
