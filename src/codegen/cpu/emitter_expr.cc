@@ -35,7 +35,7 @@ const std::map<std::string, std::string>& unary_functions() {
   static const std::map<std::string, std::string> table = {
       {"Abs", "std::fabs(x)"}, {"Neg", "(-x)"}, {"Floor", "std::floor(x)"}, {"Ceil", "std::ceil(x)"},
       {"Round", "std::nearbyint(x)"}, {"Sqrt", "std::sqrt(x)"}, {"Reciprocal", "(1.0f / x)"},
-      {"Exp", "fm::exp(x)"}, {"Log", "std::log(x)"}, {"Sin", "std::sin(x)"}, {"Cos", "std::cos(x)"},
+      {"Exp", "fm::exp(x)"}, {"Log", "fm::log(x)"}, {"Sin", "std::sin(x)"}, {"Cos", "std::cos(x)"},
       {"Tan", "std::tan(x)"}, {"Asin", "std::asin(x)"}, {"Acos", "std::acos(x)"}, {"Atan", "std::atan(x)"},
       {"Sinh", "std::sinh(x)"}, {"Cosh", "std::cosh(x)"}, {"Asinh", "std::asinh(x)"},
       {"Acosh", "std::acosh(x)"}, {"Atanh", "std::atanh(x)"}, {"Erf", "fm::erf(x)"},

@@ -276,6 +276,7 @@ double exact(const std::string& op, double x) {
   if (op == "Exp") return std::exp(x);
   if (op == "Sigmoid") return 1 / (1 + std::exp(-x));
   if (op == "Tanh") return std::tanh(x);
+  if (op == "Log") return std::log(x);
   return std::erf(x);
 }
 
@@ -297,7 +298,7 @@ TEST(ElementwiseKernel, FastMathAccuracySweep) {
   const std::vector<float> x = sweep();
   const double kMinNormal = std::numeric_limits<float>::min();
   const double kDenormalStep = std::numeric_limits<float>::denorm_min();
-  for (const char* op : {"Exp", "Sigmoid", "Tanh", "Erf"}) {
+  for (const char* op : {"Exp", "Log", "Sigmoid", "Tanh", "Erf"}) {
     SCOPED_TRACE(op);
     const std::vector<float> y = run_kernel(op, x);
     double max_relative = 0;

@@ -1,4 +1,4 @@
-// Vectorizable float32 Exp, Sigmoid, Tanh and Erf for the elementwise
+// Vectorizable float32 Exp, Log, Sigmoid, Tanh and Erf for the elementwise
 // kernels. std::exp and friends are library calls the compiler cannot
 // vectorize without -ffast-math; these are branch-free inline functions that
 // it can (-O3 -march=native), 8 double lanes at a time.
@@ -15,6 +15,7 @@
 #include <bit>
 #include <cmath>
 #include <cstdint>
+#include <limits>
 
 namespace orchid::runtime::cpu::fast_math {
 
@@ -56,6 +57,37 @@ inline double clamp(double v, double lo, double hi) {
 // e^x: below -104 the float result is 0, above 89 it is inf; both limits are
 // reached by the rounding to float, not by special cases.
 inline float exp(float x) { return float(exp_core(clamp(double(x), -104.0, 89.0))); }
+
+// ln x. Every float is a normal double, so x = m 2^e with m in
+// [sqrt(1/2), sqrt(2)) from the double's bits (float denormals included);
+// ln m = 2 atanh(s), s = (m - 1) / (m + 1), |s| <= 0.1716, by its odd series
+// to s^17 (truncation below 1e-15 relative). Exact cases by selects, so the
+// loop stays branch-free: ln 0 = -inf (either sign), ln of a negative = NaN,
+// ln inf = inf, NaN propagates.
+inline float log(float x) {
+  constexpr double kLn2 = 0.6931471805599453;
+  const uint64_t bits = std::bit_cast<uint64_t>(double(x));
+  double e = double(int64_t((bits >> 52) & 0x7ff) - 1023);
+  double m = std::bit_cast<double>((bits & 0x000fffffffffffffull) | 0x3ff0000000000000ull);
+  const bool high = m > 1.4142135623730951;
+  m = high ? 0.5 * m : m;
+  e = high ? e + 1.0 : e;
+  const double s = (m - 1.0) / (m + 1.0);
+  const double s2 = s * s;
+  double p = 1.0 / 17;
+  p = std::fma(p, s2, 1.0 / 15);
+  p = std::fma(p, s2, 1.0 / 13);
+  p = std::fma(p, s2, 1.0 / 11);
+  p = std::fma(p, s2, 1.0 / 9);
+  p = std::fma(p, s2, 1.0 / 7);
+  p = std::fma(p, s2, 1.0 / 5);
+  p = std::fma(p, s2, 1.0 / 3);
+  p = std::fma(p, s2, 1.0);
+  double r = std::fma(e, kLn2, 2.0 * s * p);
+  r = x > 0.0f ? r : (x == 0.0f ? -HUGE_VAL : std::numeric_limits<double>::quiet_NaN());
+  r = x == HUGE_VALF ? HUGE_VAL : r;
+  return float(x != x ? double(x) : r);
+}
 
 // 1 / (1 + e^-x); in double neither the exponential nor the sum overflows
 // over the clamped range, which is wide enough for the float result to be 0

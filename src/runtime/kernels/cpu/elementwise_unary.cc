@@ -47,6 +47,10 @@ struct Erf {
   float operator()(float x) const { return fast_math::erf(x); }
   double operator()(double x) const { return std::erf(x); }
 };
+struct Log {
+  float operator()(float x) const { return fast_math::log(x); }
+  double operator()(double x) const { return std::log(x); }
+};
 
 template <typename T, typename F>
 std::unique_ptr<Kernel> same_type(const ElementwiseNode& node, F f) {
@@ -67,7 +71,7 @@ std::unique_ptr<Kernel> float_kernel(const ElementwiseNode& node) {
   if (op == "Round") return same_type<T>(node, [](T x) { return std::nearbyint(x); });
   if (op == "Sqrt") return same_type<T>(node, [](T x) { return std::sqrt(x); });
   if (op == "Reciprocal") return same_type<T>(node, [](T x) { return T(1) / x; });
-  if (op == "Log") return same_type<T>(node, [](T x) { return std::log(x); });
+  if (op == "Log") return same_type<T>(node, Log{});
   if (op == "Sin") return same_type<T>(node, [](T x) { return std::sin(x); });
   if (op == "Cos") return same_type<T>(node, [](T x) { return std::cos(x); });
   if (op == "Tan") return same_type<T>(node, [](T x) { return std::tan(x); });
