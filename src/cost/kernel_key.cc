@@ -13,7 +13,7 @@ namespace {
 
 // Bumped when generated kernels change enough that their cached costs no
 // longer hold (codegen has no version of its own yet).
-constexpr int kCodegenVersion = 5;  // 2: stored Concat per input; 3: affine runs, hoisting; 4: tiled transposes; 5: fm::log
+constexpr int kCodegenVersion = 6;  // 2: stored Concat per input; 3: affine runs, hoisting; 4: tiled transposes; 5: fm::log; 6: chunks
 // Bumped when the profiler measures differently (2: native-layout outputs).
 constexpr int kProfileVersion = 2;
 

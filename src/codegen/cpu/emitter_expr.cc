@@ -250,9 +250,15 @@ std::string KernelWriter::compute(ValueId value, Index index) {
   auto producer = producer_.find(value);
   ORCHID_CHECK(producer != producer_.end()) << "codegen: value '" << graph_.value(value).name << "' has no source";
   const Node& node = graph_.nodes()[producer->second];
+  const bool own_element = !index.linear.empty() && index.linear == stage_linear_;
+  if (auto chunk = chunk_buffers_.find(value); chunk != chunk_buffers_.end() && own_element) {
+    return let(c_type(graph_.type(value).dtype), chunk->second + "[i - ib]");
+  }
   if (unary_functions().count(node.op) || binary_functions().count(node.op) || node.op == "Where" ||
       node.op == "IsInf") {
-    return compute_elementwise(node, value, index);
+    std::string result = compute_elementwise(node, value, index);
+    if (is_expensive(node.op)) expensive_reads_.push_back({value, own_element});
+    return result;
   }
   return compute_layout(node, value, index);
 }

@@ -33,6 +33,9 @@ struct Index {
   size_t lazy_split = 0;
 };
 
+// Transcendental functions: worth computing once, not inlined at every read.
+bool is_expensive(const std::string& op);
+
 // Whether `s` is an integer literal (and its value).
 bool is_int_literal(const std::string& s, int64_t* value = nullptr);
 
@@ -108,6 +111,9 @@ class KernelWriter {
                          const std::vector<InnerRun>& runs);
   // The runs of [0, inner) over which every table in inner_tables_ is affine.
   std::vector<InnerRun> affine_runs(int64_t inner) const;
+  // The transcendental values to compute chunk by chunk, in order: two or
+  // more, each inlined only at the stage's own element (expensive_reads_).
+  std::vector<ValueId> chunkable() const;
   void write_reduction_body(const Node& node, ValueId value, Index& index, const std::string& store);
   void line(const std::string& text);
   void open(const std::string& header);
@@ -128,6 +134,12 @@ class KernelWriter {
   std::string inner_var_;                 // the inner loop's index when it walks one dimension
   std::set<std::string> inner_tables_;    // tables read at inner_var_ in the stage being written
   std::map<std::string, int64_t> run_offsets_;  // inside an InnerRun: its offsets
+  // Transcendental values inlined in the stage being written, in the order
+  // they were completed, and whether each was read at the stage's own element.
+  std::vector<std::pair<ValueId, bool>> expensive_reads_;
+  std::string stage_linear_;                     // the current loop's element index
+  std::vector<ValueId> chunked_;                 // chunked_ emission: these values per chunk
+  std::map<ValueId, std::string> chunk_buffers_;  // inside a chunk: value -> its buffer
   // Loop-invariant code motion out of the inner loop: while hoist_depth_ is
   // set, a let whose expression names nothing in variant_ (the inner loop's
   // variables and the locals computed from them) goes to the row scope, at

@@ -32,6 +32,12 @@ const std::set<std::string> kExpensive = {"Exp",  "Log",  "Tanh",  "Sigmoid", "E
 
 bool is_reduction(const Node& node) { return node.op.rfind("Reduce", 0) == 0; }
 
+}  // namespace
+
+bool is_expensive(const std::string& op) { return kExpensive.count(op) > 0; }
+
+namespace {
+
 // Below this many elements a transpose stays inlined: its source fits in cache.
 constexpr int64_t kTiledTransposeElements = int64_t(1) << 14;
 // Tiles of a materialized transpose: kTransposeTile output rows that read
@@ -84,7 +90,7 @@ KernelWriter::KernelWriter(const Graph& graph, const runtime::KernelGroup& group
     const bool is_output = std::find(group.outputs.begin(), group.outputs.end(), out) != group.outputs.end();
     // A Pad read by several window taps (pooling) is cheaper copied once:
     // the taps then read it without bounds tests, at affine addresses.
-    int c = (kExpensive.count(node.op) || node.op == "Pad") ? 1 : 0;
+    int c = (is_expensive(node.op) || node.op == "Pad") ? 1 : 0;
     for (ValueId id : node.inputs) {
       if (cost.count(id)) c += cost[id];
     }
@@ -198,6 +204,7 @@ void KernelWriter::write_stage(ValueId value) {
       const auto saved_scopes = scopes_;
       inner_divmod_ = false;
       inner_tables_.clear();
+      expensive_reads_.clear();
       int64_t inner = 1;
       for (size_t d = split; d < rank; ++d) inner *= graph_.type(part.source).shape[d];
       write_stage_loops(node, value, part, split, {{0, inner, {}}});
@@ -213,10 +220,28 @@ void KernelWriter::write_stage(ValueId value) {
         lines_.resize(saved_lines);
         scopes_ = saved_scopes;
         write_stage_loops(node, value, part, split, runs);
+      } else if (std::vector<ValueId> chunked = chunkable(); !chunked.empty()) {
+        // Two or more transcendental functions inlined into one loop: GCC
+        // vectorizes it at half the rate of each function alone (a Mish,
+        // x tanh(ln(1 + e^x)): 0.41 ms against 0.22 chunked, 131k floats).
+        lines_.resize(saved_lines);
+        scopes_ = saved_scopes;
+        chunked_ = std::move(chunked);
+        write_stage_loops(node, value, part, split, {{0, inner, {}}});
+        chunked_.clear();
       }
       break;
     }
   }
+}
+
+std::vector<ValueId> KernelWriter::chunkable() const {
+  std::vector<ValueId> result;
+  for (const auto& [value, own_index] : expensive_reads_) {
+    if (!own_index) return {};
+    if (std::find(result.begin(), result.end(), value) == result.end()) result.push_back(value);
+  }
+  return result.size() >= 2 ? result : std::vector<ValueId>{};
 }
 
 std::vector<KernelWriter::InnerRun> KernelWriter::affine_runs(int64_t inner) const {
@@ -295,15 +320,8 @@ void KernelWriter::write_stage_loops(const Node& node, ValueId value, const Stag
   }
   // The inner index names one dimension (tables read at it may be affine).
   inner_var_ = split + 1 == rank && inner > 1 ? "i" : "";
-  for (const InnerRun& run : runs) {
-    // Row-invariant values (a channel's mean and scale) go before the loop
-    // (and its worksharing pragma).
-    hoist_depth_ = scopes_.size();
-    hoist_at_ = lines_.size();
-    variant_ = {"i"};
-    if (rows <= 1 && inner > 1) line("#pragma omp for");
-    open("for (int64_t i = " + std::to_string(run.begin) + "; i < " + std::to_string(run.end) + "; ++i) {");
-    run_offsets_ = run.offsets;
+  // The index of element i of the inner range, in a fresh loop scope.
+  const auto element_index = [&] {
     Index at = index;
     const std::string i = inner == 1 ? "0" : "i";
     if (split + 1 == rank) {
@@ -314,15 +332,58 @@ void KernelWriter::write_stage_loops(const Node& node, ValueId value, const Stag
       at.lazy_split = split;
     }
     at.linear = let("int64_t", index_sum(rows > 1 ? index_mul("o", inner) : "0", i));
-    const std::string store_at = part.concat ? let("int64_t", index_sum(row_start, i)) : at.linear;
+    stage_linear_ = at.linear;
+    return at;
+  };
+  const auto store_element = [&](Index& at) {
+    const std::string store_at = part.concat ? let("int64_t", index_sum(row_start, inner == 1 ? "0" : "i")) : at.linear;
     const std::string store = buffer_.at(value) + "[" + store_at + "]";
     if (is_reduction(node)) {
       write_reduction_body(node, value, at, store);
     } else {
       line(store + " = " + (part.concat ? value_at(part.source, at) : compute(value, at)) + ";");
     }
+  };
+  for (const InnerRun& run : runs) {
+    // Row-invariant values (a channel's mean and scale) go before the loop
+    // (and its worksharing pragma).
+    hoist_depth_ = scopes_.size();
+    hoist_at_ = lines_.size();
+    variant_ = {"i"};
+    if (rows <= 1 && inner > 1) line("#pragma omp for");
+    run_offsets_ = run.offsets;
+    const std::string begin = std::to_string(run.begin), end = std::to_string(run.end);
+    if (chunked_.empty()) {
+      open("for (int64_t i = " + begin + "; i < " + end + "; ++i) {");
+      Index at = element_index();
+      store_element(at);
+      close();
+    } else {
+      // Each transcendental value of the chunk in a loop of its own, into a
+      // buffer the next loops read: one function's code per vectorized loop.
+      const std::string chunk = std::to_string(kChunk);
+      open("for (int64_t ib = " + begin + "; ib < " + end + "; ib += " + chunk + ") {");
+      line("const int64_t in = std::min<int64_t>(" + chunk + ", " + end + " - ib);");
+      std::map<ValueId, std::string> buffers;
+      for (ValueId expensive : chunked_) {
+        const std::string name = fresh("c");
+        line(std::string(c_type(graph_.type(expensive).dtype)) + " " + name + "[" + chunk + "];");
+        open("for (int64_t i = ib; i < ib + in; ++i) {");
+        Index at = element_index();
+        chunk_buffers_ = buffers;
+        line(name + "[i - ib] = " + compute(expensive, at) + ";");
+        close();
+        buffers[expensive] = name;
+      }
+      open("for (int64_t i = ib; i < ib + in; ++i) {");
+      Index at = element_index();
+      chunk_buffers_ = buffers;
+      store_element(at);
+      close();
+      chunk_buffers_.clear();
+      close();
+    }
     hoist_depth_ = 0;
-    close();
   }
   run_offsets_.clear();
   inner_var_.clear();

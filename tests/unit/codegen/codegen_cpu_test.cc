@@ -225,6 +225,15 @@ Graph batched_transpose() {
   return b.finish(b.op("Transpose", {b.op("Tanh", {x})}, ints_attr("perm", {0, 2, 1})));
 }
 
+// Mish, x tanh(softplus x): three transcendental functions in one
+// elementwise stage, computed chunk by chunk (a loop per function); sizes
+// that are not a multiple of the chunk, one large enough for threads.
+Graph mish(Shape shape) {
+  GraphBuilder b;
+  ValueId x = b.input("x", std::move(shape));
+  return b.finish(b.op("Mul", {x, b.op("Tanh", {b.op("Softplus", {x})})}));
+}
+
 std::map<std::string, Case> make_cases() {
   std::map<std::string, Case> cases;
   auto add = [&](const std::string& name, Graph g) { cases.emplace(name, make_case(name, std::move(g))); };
@@ -249,6 +258,8 @@ std::map<std::string, Case> make_cases() {
   add("upsample_reflect_pad", upsample_reflect_pad());
   add("nhwc_to_nchw_scale", nhwc_to_nchw_scale());
   add("batched_transpose", batched_transpose());
+  add("mish_small", mish({3, 333}));
+  add("mish_parallel", mish({2, 16, 40, 41}));
   add("where", where_compare());
   add("multi_output", multi_output());
   add("odd_shapes", odd_shapes());
@@ -347,6 +358,15 @@ TEST(CodegenCpu, LargeTransposesAreWrittenInTiles) {
     expect_case(name);
     const Case& c = suite().cases.at(name);
     EXPECT_NE(emit_kernel(c.primitives, c.group, "k").find("= Transpose (tiled)"), std::string::npos);
+  }
+}
+TEST(CodegenCpu, SeveralTranscendentalsAreComputedChunkByChunk) {
+  for (const char* name : {"mish_small", "mish_parallel"}) {
+    SCOPED_TRACE(name);
+    expect_case(name, -30, 30);
+    const Case& c = suite().cases.at(name);
+    const std::string code = emit_kernel(c.primitives, c.group, "k");
+    EXPECT_NE(code.find("ib += 256"), std::string::npos) << code;
   }
 }
 TEST(CodegenCpu, ChainedGathersReadOneComposedTable) {
