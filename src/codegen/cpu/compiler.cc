@@ -9,6 +9,9 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <mutex>
+#include <optional>
+#include <set>
 #include <sstream>
 
 #include "support/cache_dir.h"
@@ -104,6 +107,55 @@ std::string verified_cached_hash(const fs::path& library, const fs::path& record
   return "";
 }
 
+// Runs `command` (stdout and stderr to `log`); whether it succeeded.
+bool run_command(const std::string& command, const fs::path& log) {
+  return std::system((command + " > " + quoted(log.string()) + " 2>&1").c_str()) == 0;
+}
+
+// Whether `gch` matches its recorded SHA-256; checked once per process.
+bool header_verified(const fs::path& gch) {
+  static std::mutex mutex;
+  static std::set<std::string> verified;
+  std::lock_guard<std::mutex> lock(mutex);
+  if (verified.count(gch.string())) return true;
+  std::error_code ec;
+  const fs::path record = gch.string() + ".sha256";
+  if (!fs::is_regular_file(gch, ec) || !fs::is_regular_file(record, ec)) return false;
+  if (read_text(record) != sha256_of_file(gch.string())) return false;
+  verified.insert(gch.string());
+  return true;
+}
+
+// The prelude as a precompiled header (see kPreludeEnd): the header's path,
+// built when missing or not matching its record; nullopt when it cannot be
+// built (the caller compiles the whole source instead).
+std::optional<fs::path> prelude_header(const fs::path& dir, const std::string& compiler, const std::string& flags,
+                                       const std::string& prelude) {
+  const std::string name = "prelude-" + content_hash(compiler + "\n" + flags + "\n" + prelude);
+  const fs::path final_dir = dir / name;
+  if (header_verified(final_dir / "prelude.h.gch")) return final_dir / "prelude.h";
+  std::error_code ec;
+  fs::remove_all(final_dir, ec);  // missing, partial or not matching its record
+  const fs::path build_dir = dir / (name + "." + std::to_string(::getpid()) + ".tmp");
+  fs::remove_all(build_dir, ec);
+  fs::create_directories(build_dir, ec);
+  if (ec) return std::nullopt;
+  write_text(build_dir / "prelude.h", prelude);
+  const fs::path gch = build_dir / "prelude.h.gch";
+  const std::string command = quoted(compiler) + " " + flags + " -x c++-header " +
+                              quoted((build_dir / "prelude.h").string()) + " -o " + quoted(gch.string());
+  if (!run_command(command, build_dir / "log") || !fs::is_regular_file(gch, ec)) {
+    fs::remove_all(build_dir, ec);
+    return std::nullopt;
+  }
+  write_text(gch.string() + ".sha256", sha256_of_file(gch.string()));
+  fs::remove(build_dir / "log", ec);
+  fs::rename(build_dir, final_dir, ec);  // another process may have won: then its header is used
+  fs::remove_all(build_dir, ec);
+  if (!header_verified(final_dir / "prelude.h.gch")) return std::nullopt;
+  return final_dir / "prelude.h";
+}
+
 }  // namespace
 
 BuildResult build_library(const std::string& source, const std::string& cache_dir) {
@@ -128,14 +180,22 @@ BuildResult build_library(const std::string& source, const std::string& cache_di
   const fs::path source_tmp = dir / (hash + ".cc" + tag);
   const fs::path library_tmp = dir / (hash + ".so" + tag);
   const fs::path log = dir / (hash + ".log" + tag);
-  write_text(source_tmp, source);
-  fs::rename(source_tmp, source_path, ec);
-  const std::string command = quoted(compiler) + " " + flags + " " + quoted(source_path.string()) +
-                              " -o " + quoted(library_tmp.string()) + " > " + quoted(log.string()) + " 2>&1";
   const auto start = std::chrono::steady_clock::now();
-  const int status = std::system(command.c_str());
+  // The prelude through its precompiled header where there is one.
+  std::string compiled = source, include;
+  if (const size_t end = source.find(kPreludeEnd); end != std::string::npos) {
+    if (std::optional<fs::path> header = prelude_header(dir, compiler, flags, source.substr(0, end))) {
+      compiled = source.substr(end);
+      include = " -include " + quoted(header->string());
+    }
+  }
+  write_text(source_tmp, compiled);
+  fs::rename(source_tmp, source_path, ec);
+  const std::string command = quoted(compiler) + " " + flags + include + " " + quoted(source_path.string()) +
+                              " -o " + quoted(library_tmp.string());
+  const bool built = run_command(command, log);
   result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  if (status != 0 || !fs::is_regular_file(library_tmp, ec)) {
+  if (!built || !fs::is_regular_file(library_tmp, ec)) {
     const std::string diagnostics = first_lines(log, 20);
     fs::remove(log, ec);
     fs::remove(library_tmp, ec);
