@@ -17,7 +17,9 @@
 #include "codegen/cpu/emitter.h"
 #include "fission/fission.h"
 #include "runtime/artifact.h"
+#include "runtime/kernels/cpu/generated_kernel.h"
 #include "support/error.h"
+#include "support/sha256.h"
 
 namespace orchid::codegen::cpu {
 namespace {
@@ -474,6 +476,36 @@ TEST(CodegenCpu, BuildLibraryCaches) {
 
 // A cached library whose bytes changed (corruption, or someone else's code)
 // is not reused: it is built again, and the old bytes never loaded.
+// The prelude before kPreludeEnd becomes a precompiled header kept beside
+// the libraries with its SHA-256; a header that no longer matches its record
+// is built again, and the libraries built on it still work.
+TEST(CodegenCpu, PreludeIsAPrecompiledHeaderCheckedBeforeUse) {
+  const fs::path dir = temp_dir() / "pch-test";
+  const std::string prelude = "static inline int orchid_pch_probe_base() { return 40; }\n";
+  const auto library_source = [&](int k) {
+    return prelude + kPreludeEnd + "extern \"C\" int orchid_pch_probe() { return orchid_pch_probe_base() + " +
+           std::to_string(k) + "; }\n";
+  };
+  const auto probe = [](const BuildResult& built) {
+    runtime::cpu::SharedLibrary library(built.library_path, built.sha256);
+    return reinterpret_cast<int (*)()>(library.function("orchid_pch_probe"))();
+  };
+  EXPECT_EQ(probe(build_library(library_source(2), dir.string())), 42);
+  std::vector<fs::path> headers;
+  for (const auto& entry : fs::directory_iterator(dir / "kernels")) {
+    if (entry.path().filename().string().rfind("prelude-", 0) == 0) headers.push_back(entry.path() / "prelude.h.gch");
+  }
+  ASSERT_EQ(headers.size(), 1u);
+  ASSERT_TRUE(fs::is_regular_file(headers[0]));
+  EXPECT_TRUE(fs::is_regular_file(headers[0].string() + ".sha256"));
+  std::ofstream(headers[0], std::ios::binary | std::ios::trunc) << "not the header that was built";
+  EXPECT_EQ(probe(build_library(library_source(3), dir.string())), 43);
+  EXPECT_EQ(sha256_of_file(headers[0].string()), [&] {
+    std::ifstream record(headers[0].string() + ".sha256");
+    return std::string((std::istreambuf_iterator<char>(record)), std::istreambuf_iterator<char>());
+  }());
+}
+
 TEST(CodegenCpu, ChangedCachedLibraryIsBuiltAgain) {
   const std::string dir = (temp_dir() / "tamper-test").string();
   const std::string source = "extern \"C\" int orchid_tamper_probe() { return 7; }\n";
