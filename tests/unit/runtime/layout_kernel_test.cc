@@ -154,6 +154,22 @@ TEST(LayoutKernel, Gather) {
       expect_layout_kernel(one_node_graph("Gather", {var({5, 3}, dtype), cst(idx)}, attrs({{"axis", int64_t(1)}})));
       expect_layout_kernel(one_node_graph("Gather", {var({5, 3}, dtype), cst(Tensor::scalar_i64(-2))}));
       expect_layout_kernel(one_node_graph("Gather", {var({5, 3}, dtype), var({0}, index_dtype)}));
+      // Constant tables as fission makes them: a reflect pad (runs of
+      // consecutive indices, copied whole) and a nearest x2 upsample (single
+      // elements), along the last axis and a middle one.
+      std::vector<int64_t> reflect = {1, 0};
+      for (int64_t i = 0; i < 31; ++i) reflect.push_back(i);
+      reflect.insert(reflect.end(), {29, 28});
+      std::vector<int64_t> upsample;
+      for (int64_t i = 0; i < 62; ++i) upsample.push_back(i / 2);
+      for (const auto& table : {reflect, upsample}) {
+        const Tensor t = Tensor::from_vector(index_dtype, {int64_t(table.size())}, table);
+        for (int64_t axis : {1, -1}) {
+          Shape shape = {3, 4, 31};
+          if (axis == 1) shape = {3, 31, 5};
+          expect_layout_kernel(one_node_graph("Gather", {var(shape, dtype), cst(t)}, attrs({{"axis", axis}})));
+        }
+      }
     }
   }
 }

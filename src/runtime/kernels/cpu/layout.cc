@@ -237,10 +237,25 @@ class GatherKernel : public Kernel {
 
   void run(const KernelArgs& args) override {
     if (outer_ * num_indices_ * inner_ == 0) return;  // nothing read, so no index is checked
-    std::vector<int64_t> rows = checked_indices(args.inputs[index_slot_]);
+    const std::vector<int64_t> rows = checked_indices(args.inputs[index_slot_]);
     const std::byte* data = static_cast<const std::byte*>(args.inputs[data_slot_]);
     std::byte* out = static_cast<std::byte*>(args.outputs[0]);
-    size_t row_bytes = size_t(inner_) * elem_;
+    const size_t row_bytes = size_t(inner_) * elem_;
+    // Consecutive indices (a pad's interior, a slice) are one copy each.
+    const std::vector<Run> runs = runs_of(rows);
+    if (runs.size() * 4 <= rows.size() || row_bytes >= 256) {
+      const int64_t per_task = std::max<int64_t>(1, 65536 / int64_t(row_bytes * rows.size() / runs.size()));
+      parallel_for(outer_ * int64_t(runs.size()), per_task, [&](int64_t begin, int64_t end) {
+        for (int64_t r = begin; r < end; ++r) {
+          const int64_t a = r / int64_t(runs.size());
+          const Run& run = runs[size_t(r % int64_t(runs.size()))];
+          std::memcpy(out + size_t(a * num_indices_ + run.first) * row_bytes,
+                      data + size_t(a * axis_dim_ + run.source) * row_bytes, size_t(run.length) * row_bytes);
+        }
+      });
+      return;
+    }
+    if (inner_ == 1 && elem_ == 4) return gather_elements<uint32_t>(rows, data, out);
     parallel_for(outer_ * num_indices_, std::max<int64_t>(1, 65536 / int64_t(row_bytes)),
                  [&](int64_t begin, int64_t end) {
                    for (int64_t r = begin; r < end; ++r) {
@@ -254,6 +269,37 @@ class GatherKernel : public Kernel {
   std::string implementation() const override { return "layout Gather"; }
 
  private:
+  // Output rows [first, first + length) come from input rows [source, ...).
+  struct Run {
+    int64_t first = 0, source = 0, length = 0;
+  };
+  static std::vector<Run> runs_of(const std::vector<int64_t>& rows) {
+    std::vector<Run> runs;
+    for (int64_t i = 0; i < int64_t(rows.size()); ++i) {
+      if (!runs.empty() && runs.back().source + runs.back().length == rows[size_t(i)]) {
+        ++runs.back().length;
+      } else {
+        runs.push_back({i, rows[size_t(i)], 1});
+      }
+    }
+    return runs;
+  }
+
+  // Single elements of one size (a gather along the last axis): a plain
+  // indexed loop per outer row, not a copy call per element.
+  template <typename E>
+  void gather_elements(const std::vector<int64_t>& rows, const std::byte* data, std::byte* out) const {
+    const E* in = reinterpret_cast<const E*>(data);
+    E* dst = reinterpret_cast<E*>(out);
+    parallel_for(outer_, std::max<int64_t>(1, 16384 / num_indices_), [&](int64_t begin, int64_t end) {
+      for (int64_t a = begin; a < end; ++a) {
+        const E* src = in + a * axis_dim_;
+        E* row = dst + a * num_indices_;
+        for (int64_t i = 0; i < num_indices_; ++i) row[i] = src[rows[size_t(i)]];
+      }
+    });
+  }
+
   std::vector<int64_t> checked_indices(const void* raw) const {
     std::vector<int64_t> rows(static_cast<size_t>(num_indices_));
     for (int64_t i = 0; i < num_indices_; ++i) {
