@@ -41,4 +41,6 @@ double CostModel::measure(runtime::Kernel& kernel, const Graph& graph, const run
   return seconds;
 }
 
+void CostModel::recalibrate() { model_->calibrate(cache_->records(machine_)); }
+
 }  // namespace orchid::cost

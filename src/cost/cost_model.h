@@ -31,6 +31,8 @@ class CostModel {
   double estimate(const Graph& graph, const runtime::KernelGroup& group, KernelClass kind) const;
   // Times the built kernel, stores the result with its raw estimate, returns seconds.
   double measure(runtime::Kernel& kernel, const Graph& graph, const runtime::KernelGroup& group, KernelClass kind);
+  // Calibrates the analytical model again, with what was measured since.
+  void recalibrate();
 
   const std::string& machine() const { return machine_; }
   const MachinePeaks& peaks() const { return peaks_; }
