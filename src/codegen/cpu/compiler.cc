@@ -128,7 +128,7 @@ std::optional<fs::path> prelude_header(const fs::path& dir, const std::string& c
   const fs::path final_dir = dir / name;
   if (header_verified(final_dir / "prelude.h.gch")) return final_dir / "prelude.h";
   std::error_code ec;
-  fs::remove_all(final_dir, ec);  // missing, partial or not matching its record
+  if (fs::exists(final_dir, ec)) fs::remove_all(final_dir, ec);  // partial or not matching its record
   const fs::path build_dir = dir / (name + "." + std::to_string(::getpid()) + ".tmp");
   fs::remove_all(build_dir, ec);
   fs::create_directories(build_dir, ec);
@@ -186,7 +186,15 @@ BuildResult build_library(const std::string& source, const std::string& cache_di
   fs::rename(source_tmp, source_path, ec);
   const std::string command = quoted(compiler) + " " + flags + include + " " + quoted(source_path.string()) +
                               " -o " + quoted(library_tmp.string());
-  const bool built = run_command(command, log);
+  bool built = run_command(command, log);
+  if (!built && !include.empty()) {
+    // The header may have been replaced under us (another process found it
+    // stale): the whole source alone decides whether the code compiles.
+    write_text(source_path, source);
+    built = run_command(quoted(compiler) + " " + flags + " " + quoted(source_path.string()) + " -o " +
+                            quoted(library_tmp.string()),
+                        log);
+  }
   result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (!built || !fs::is_regular_file(library_tmp, ec)) {
     const std::string diagnostics = first_lines(log, 20);
