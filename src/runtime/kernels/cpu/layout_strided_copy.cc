@@ -97,11 +97,11 @@ void copy_strided(const StridedCopy& copy, const E* in, E* out) {
 
 // 8 x 8 blocks of 4-byte elements transposed in registers: eight 8-wide
 // loads along r (contiguous in the input), three rounds of shuffles, eight
-// 8-wide stores along c (contiguous in the output). GCC vector extensions,
-// so any x86 level (and other targets) compiles it; with AVX the shuffles are
-// unpack/shuffle/permute instructions. The bits are moved, not interpreted.
+// 8-wide stores along c (contiguous in the output). Vector extensions and
+// __builtin_shufflevector (GCC 12 and Clang), so any x86 level (and other
+// targets) compiles it; with AVX the shuffles are unpack/shuffle/permute
+// instructions. The bits are moved, not interpreted.
 typedef uint32_t Lanes8 __attribute__((vector_size(32)));
-typedef int32_t Select8 __attribute__((vector_size(32)));
 
 inline Lanes8 load8(const uint32_t* p) {
   Lanes8 v;
@@ -113,24 +113,21 @@ inline void store8(uint32_t* p, Lanes8 v) { std::memcpy(p, &v, sizeof v); }
 // out[r * out_row + c] = in[r + c * in_col] for r, c in [0, 8).
 inline void transpose_block8(const uint32_t* __restrict in, uint32_t* __restrict out, int64_t out_row,
                              int64_t in_col) {
-  const Select8 lo_pairs = {0, 8, 1, 9, 4, 12, 5, 13}, hi_pairs = {2, 10, 3, 11, 6, 14, 7, 15};
-  const Select8 lo_quads = {0, 1, 8, 9, 4, 5, 12, 13}, hi_quads = {2, 3, 10, 11, 6, 7, 14, 15};
-  const Select8 lo_halves = {0, 1, 2, 3, 8, 9, 10, 11}, hi_halves = {4, 5, 6, 7, 12, 13, 14, 15};
   Lanes8 a[8], b[8], c[8];
   for (int k = 0; k < 8; ++k) a[k] = load8(in + k * in_col);  // a[k][r] = in(r, column k)
   for (int k = 0; k < 8; k += 2) {
-    b[k] = __builtin_shuffle(a[k], a[k + 1], lo_pairs);
-    b[k + 1] = __builtin_shuffle(a[k], a[k + 1], hi_pairs);
+    b[k] = __builtin_shufflevector(a[k], a[k + 1], 0, 8, 1, 9, 4, 12, 5, 13);
+    b[k + 1] = __builtin_shufflevector(a[k], a[k + 1], 2, 10, 3, 11, 6, 14, 7, 15);
   }
   for (int k = 0; k < 8; k += 4) {
-    c[k] = __builtin_shuffle(b[k], b[k + 2], lo_quads);
-    c[k + 1] = __builtin_shuffle(b[k], b[k + 2], hi_quads);
-    c[k + 2] = __builtin_shuffle(b[k + 1], b[k + 3], lo_quads);
-    c[k + 3] = __builtin_shuffle(b[k + 1], b[k + 3], hi_quads);
+    c[k] = __builtin_shufflevector(b[k], b[k + 2], 0, 1, 8, 9, 4, 5, 12, 13);
+    c[k + 1] = __builtin_shufflevector(b[k], b[k + 2], 2, 3, 10, 11, 6, 7, 14, 15);
+    c[k + 2] = __builtin_shufflevector(b[k + 1], b[k + 3], 0, 1, 8, 9, 4, 5, 12, 13);
+    c[k + 3] = __builtin_shufflevector(b[k + 1], b[k + 3], 2, 3, 10, 11, 6, 7, 14, 15);
   }
   for (int k = 0; k < 4; ++k) {
-    store8(out + k * out_row, __builtin_shuffle(c[k], c[k + 4], lo_halves));
-    store8(out + (k + 4) * out_row, __builtin_shuffle(c[k], c[k + 4], hi_halves));
+    store8(out + k * out_row, __builtin_shufflevector(c[k], c[k + 4], 0, 1, 2, 3, 8, 9, 10, 11));
+    store8(out + (k + 4) * out_row, __builtin_shufflevector(c[k], c[k + 4], 4, 5, 6, 7, 12, 13, 14, 15));
   }
 }
 
