@@ -182,18 +182,19 @@ BuildResult build_library(const std::string& source, const std::string& cache_di
       include = " -include " + quoted(header->string());
     }
   }
+  const auto compile = [&](const std::string& extra) {
+    return run_command(quoted(compiler) + " " + flags + extra + " " + quoted(source_path.string()) + " -o " +
+                           quoted(library_tmp.string()),
+                       log);
+  };
   write_text(source_tmp, compiled);
   fs::rename(source_tmp, source_path, ec);
-  const std::string command = quoted(compiler) + " " + flags + include + " " + quoted(source_path.string()) +
-                              " -o " + quoted(library_tmp.string());
-  bool built = run_command(command, log);
+  bool built = compile(include);
   if (!built && !include.empty()) {
     // The header may have been replaced under us (another process found it
     // stale): the whole source alone decides whether the code compiles.
     write_text(source_path, source);
-    built = run_command(quoted(compiler) + " " + flags + " " + quoted(source_path.string()) + " -o " +
-                            quoted(library_tmp.string()),
-                        log);
+    built = compile("");
   }
   result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (!built || !fs::is_regular_file(library_tmp, ec)) {

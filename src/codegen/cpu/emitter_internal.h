@@ -36,6 +36,9 @@ struct Index {
 // Transcendental functions: worth computing once, not inlined at every read.
 bool is_expensive(const std::string& op);
 
+// A Transpose's permutation: its `perm`, normalized, or the reversed axes.
+std::vector<int64_t> transpose_perm(const Node& node, size_t rank);
+
 // Whether `s` is an integer literal (and its value).
 bool is_int_literal(const std::string& s, int64_t* value = nullptr);
 

@@ -58,12 +58,18 @@ std::string KernelWriter::compute_layout(const Node& node, ValueId value, Index&
   return "";
 }
 
-std::string KernelWriter::inline_transpose(const Node& node, const std::vector<std::string>& dims) {
-  const size_t rank = dims.size();
+std::vector<int64_t> transpose_perm(const Node& node, size_t rank) {
   std::vector<int64_t> perm = node.attrs.get_ints("perm");
   if (perm.empty()) {
     for (size_t d = 0; d < rank; ++d) perm.push_back(int64_t(rank - 1 - d));
   }
+  for (int64_t& p : perm) p = normalize(p, int64_t(rank));
+  return perm;
+}
+
+std::string KernelWriter::inline_transpose(const Node& node, const std::vector<std::string>& dims) {
+  const size_t rank = dims.size();
+  const std::vector<int64_t> perm = transpose_perm(node, rank);
   std::vector<std::string> in(rank);
   for (size_t d = 0; d < rank; ++d) in[size_t(perm[d])] = dims[d];
   return value_at(node.inputs[0], dims_index(in));

@@ -11,6 +11,7 @@
 #include <set>
 
 #include "codegen/cpu/emitter_internal.h"
+#include "reference/ops/op_utils.h"
 #include "support/error.h"
 
 namespace orchid::codegen::cpu::detail {
@@ -44,15 +45,6 @@ constexpr int64_t kTiledTransposeElements = int64_t(1) << 14;
 // one cache line of the source each, kTransposeRun elements per row.
 constexpr int64_t kTransposeTile = 16;
 constexpr int64_t kTransposeRun = 256;
-
-std::vector<int64_t> transpose_perm(const Node& node, size_t rank) {
-  std::vector<int64_t> perm = node.attrs.get_ints("perm");
-  if (perm.empty()) {
-    for (size_t d = 0; d < rank; ++d) perm.push_back(int64_t(rank - 1 - d));
-  }
-  for (int64_t& p : perm) p = p < 0 ? p + int64_t(rank) : p;
-  return perm;
-}
 
 // A large Transpose that moves its input's last (contiguous) axis: inlined
 // into a row-major loop, its reads stride across the whole source, one cache
@@ -187,8 +179,7 @@ void KernelWriter::write_stage(ValueId value) {
     // One loop nest per input over its own range: each element computes its
     // input's expression only, not every input's behind a select. The outer
     // loop covers the concat axis, so a row's place in the output is known.
-    const size_t axis = size_t(node.attrs.get_int("axis", 0) < 0 ? node.attrs.get_int("axis", 0) + int64_t(rank)
-                                                                  : node.attrs.get_int("axis", 0));
+    const size_t axis = size_t(reference::normalize_axis(node.attrs.get_int("axis", 0), int64_t(rank)));
     int64_t begin = 0;
     for (ValueId input : node.inputs) {
       if (graph_.type(input).numel() > 0) parts.push_back({input, axis, begin, true});
@@ -307,9 +298,8 @@ void KernelWriter::write_stage_loops(const Node& node, ValueId value, const Stag
   // Where the row starts in the stored value: a Concat part's rows sit at
   // their offset along the axis (before `split`, so the inner range is
   // contiguous in both).
-  std::string row_start = rows > 1 ? index_mul("o", inner) : "0";
+  std::string row_start = "0";
   if (part.concat) {
-    row_start = "0";
     int64_t stride = inner;
     for (size_t d = split; d-- > 0;) {
       row_start = index_sum(row_start, index_mul(d == part.axis ? index_add(index.dims[d], part.begin) : index.dims[d],
