@@ -9,6 +9,7 @@
 #include <mutex>
 #include <thread>
 
+#include "support/cache_dir.h"
 #include "support/error.h"
 
 namespace orchid::cost {
@@ -192,6 +193,10 @@ std::unique_ptr<CostCache::Db> CostCache::open_db(const std::string& path, int b
   db->busy_timeout_ms = busy_timeout_ms;
   db->open();
   return db;
+}
+
+std::string cost_cache_path(const std::string& cache_dir) {
+  return (cache_dir.empty() ? default_cache_dir() : private_cache_dir(cache_dir)) + "/costs.sqlite";
 }
 
 CostCache::CostCache(const std::string& path, int busy_timeout_ms) : path_(path) {

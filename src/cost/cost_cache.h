@@ -24,6 +24,10 @@ struct CostRecord {
   KernelClass kind = KernelClass::Library;
 };
 
+// The cost database of a cache folder, <cache_dir>/costs.sqlite, the folder
+// made private (support/cache_dir.h); in the default folder when empty.
+std::string cost_cache_path(const std::string& cache_dir);
+
 // A cache must never stop a compile nor change a plan's correctness (costs
 // only choose between correct kernels), so faults degrade it, with a warning
 // on stderr: a file that is not a database, or a corrupt one, is moved aside

@@ -1,14 +1,13 @@
 #include "cost/cost_model.h"
 
 #include "cost/kernel_key.h"
-#include "support/cache_dir.h"
 
 namespace orchid::cost {
 
 namespace {
 
 std::string cache_path_of(const CostModelOptions& options) {
-  return options.cache_path.empty() ? default_cache_dir() + "/costs.sqlite" : options.cache_path;
+  return options.cache_path.empty() ? cost_cache_path("") : options.cache_path;
 }
 
 }  // namespace

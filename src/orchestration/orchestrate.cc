@@ -202,7 +202,7 @@ class Orchestrator {
 
   void open_cost_model() {
     cost::CostModelOptions cost_options;
-    cost_options.cache_path = cache_dir() + "/costs.sqlite";
+    cost_options.cache_path = cost::cost_cache_path(options_.cache_dir);
     cost_options.threads = options_.threads;
     cost_model_ = std::make_unique<cost::CostModel>(cost_options);
   }

@@ -16,7 +16,6 @@
 #include "cost/cost_cache.h"
 #include "cost/machine.h"
 #include "runtime/executable.h"
-#include "support/cache_dir.h"
 #include "support/error.h"
 #include "support/parallel.h"
 
@@ -54,8 +53,7 @@ struct KernelEfficiency {
 // The peaks kept in the cost cache for this machine at the current thread
 // count (measured once, about a second, when missing).
 cost::MachinePeaks cached_peaks(const CompileFlags& flags) {
-  const std::string dir = flags.cache_dir.empty() ? default_cache_dir() : private_cache_dir(flags.cache_dir);
-  cost::CostCache cache(dir + "/costs.sqlite");
+  cost::CostCache cache(cost::cost_cache_path(flags.cache_dir));
   return cost::machine_peaks(cache, cost::machine_fingerprint(num_threads()), num_threads());
 }
 
