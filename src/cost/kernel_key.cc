@@ -5,15 +5,13 @@
 #include <map>
 #include <sstream>
 
+#include "codegen/cpu/emitter.h"
 #include "support/version.h"
 
 namespace orchid::cost {
 
 namespace {
 
-// Bumped when generated kernels change enough that their cached costs no
-// longer hold (codegen has no version of its own yet).
-constexpr int kCodegenVersion = 6;  // 2: stored Concat per input; 3: affine runs, hoisting; 4: tiled transposes; 5: fm::log; 6: chunks
 // Bumped when the profiler measures differently (2: native-layout outputs).
 constexpr int kProfileVersion = 2;
 
@@ -147,7 +145,9 @@ std::string canonical_text(const Graph& graph, const runtime::KernelGroup& group
   if (group.symbol.empty()) {
     out << "library\n";
   } else {
-    out << "generated codegen " << kCodegenVersion << "\n";
+    // The code itself: a generator change re-measures the kernels it changes.
+    out << "generated\n";
+    if (codegen::cpu::can_generate(graph, group)) out << codegen::cpu::code_identity(graph, group) << "\n";
   }
   LocalNames names(group);
   out << "inputs";

@@ -2,8 +2,8 @@
 // nothing else. Covers the ops, attributes and edges of its nodes (values
 // renumbered locally), the types of its inputs and outputs, the values of
 // small constants (indices, pads, shapes: up to 64 elements; large weights
-// by shape only), the implementation (library / generated, and the codegen
-// version) and Orchid's version. Two models with the same layer share it.
+// by shape only), the implementation (library, or generated: then the
+// generated code itself, prelude included) and Orchid's version. Two models with the same layer share it.
 #pragma once
 
 #include <string>

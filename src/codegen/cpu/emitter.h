@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "codegen/kernel_ir/kernel_ir.h"
 #include "ir/graph.h"
 #include "runtime/kernel.h"
 
@@ -25,8 +26,17 @@ bool can_fuse(const Graph& graph, const Node& node);
 // KernelGroup says).
 bool can_generate(const Graph& graph, const runtime::KernelGroup& group);
 
+// The group as a kernel in the kernel IR, with the CPU's schedules.
+kir::Kernel lower_kernel(const Graph& graph, const runtime::KernelGroup& group);
+
 // The C++ source of one kernel function named `symbol`, without the prelude.
 std::string emit_kernel(const Graph& graph, const runtime::KernelGroup& group, const std::string& symbol);
+
+// What decides a generated kernel's speed: the prelude and the group's code,
+// without comments (which name values). Cached costs of generated kernels
+// are keyed by it, so that a change to the generator re-measures exactly the
+// kernels whose code it changes.
+std::string code_identity(const Graph& graph, const runtime::KernelGroup& group);
 
 // A whole translation unit: the prelude (includes, vectorizable math) and one
 // function per group, named by each group's `symbol`.

@@ -4,7 +4,7 @@
 // up in a constant table). Pad and Concat select between reads.
 #include <algorithm>
 
-#include "codegen/cpu/emitter_internal.h"
+#include "codegen/cpu/lower_internal.h"
 #include "support/error.h"
 
 namespace orchid::codegen::cpu::detail {
@@ -30,16 +30,20 @@ std::vector<size_t> axes_input(const Graph& graph, const Node& node, size_t posi
   return result;
 }
 
-Index dims_index(std::vector<std::string> dims) {
+
+Index dims_index(std::vector<Expr> dims) {
   Index index;
   index.dims = std::move(dims);
   index.has_dims = true;
   return index;
 }
 
+// a && b, where either may be absent (null).
+Expr conjunction(const Expr& a, const Expr& b) { return a ? kir::binary(kir::Op::And, a, b) : b; }
+
 }  // namespace
 
-std::string KernelWriter::compute_layout(const Node& node, ValueId value, Index& index) {
+Expr Lowering::compute_layout(const Node& node, ValueId value, Index& index) {
   const Shape& out = graph_.type(value).shape;
   const ValueId x = node.inputs[0];
   if (node.op == "Reshape") {
@@ -48,14 +52,14 @@ std::string KernelWriter::compute_layout(const Node& node, ValueId value, Index&
     return value_at(x, next);
   }
   if (node.op == "Expand") return value_at(x, broadcast_index(x, out, index));
-  const std::vector<std::string> dims = dims_of(out, index);
+  const std::vector<Expr> dims = dims_of(out, index);
   if (node.op == "Transpose") return inline_transpose(node, dims);
   if (node.op == "Slice") return inline_slice(node, dims);
   if (node.op == "Pad") return inline_pad(node, value, dims);
   if (node.op == "Concat") return inline_concat(node, value, dims);
   if (node.op == "Gather") return inline_gather(node, value, dims);
   ORCHID_CHECK(false) << "codegen: cannot inline " << node.describe();
-  return "";
+  return nullptr;
 }
 
 std::vector<int64_t> transpose_perm(const Node& node, size_t rank) {
@@ -67,17 +71,17 @@ std::vector<int64_t> transpose_perm(const Node& node, size_t rank) {
   return perm;
 }
 
-std::string KernelWriter::inline_transpose(const Node& node, const std::vector<std::string>& dims) {
+Expr Lowering::inline_transpose(const Node& node, const std::vector<Expr>& dims) {
   const size_t rank = dims.size();
   const std::vector<int64_t> perm = transpose_perm(node, rank);
-  std::vector<std::string> in(rank);
+  std::vector<Expr> in(rank);
   for (size_t d = 0; d < rank; ++d) in[size_t(perm[d])] = dims[d];
   return value_at(node.inputs[0], dims_index(in));
 }
 
 // Starts clamped as the interpreter does (reference/ops/layout.cc); the
 // output shape already says how many elements each axis takes.
-std::string KernelWriter::inline_slice(const Node& node, const std::vector<std::string>& dims) {
+Expr Lowering::inline_slice(const Node& node, const std::vector<Expr>& dims) {
   const Shape& in = graph_.type(node.inputs[0]).shape;
   const std::vector<int64_t> starts = constant_ints(graph_, node.inputs[1]);
   const std::vector<size_t> axes = axes_input(graph_, node, 3, starts.size(), in.size());
@@ -91,12 +95,12 @@ std::string KernelWriter::inline_slice(const Node& node, const std::vector<std::
     start[axes[i]] = s;
     step[axes[i]] = steps[i];
   }
-  std::vector<std::string> mapped;
-  for (size_t d = 0; d < in.size(); ++d) mapped.push_back(index_add(index_mul(dims[d], step[d]), start[d]));
+  std::vector<Expr> mapped;
+  for (size_t d = 0; d < in.size(); ++d) mapped.push_back(kir::add(kir::mul(dims[d], step[d]), start[d]));
   return value_at(node.inputs[0], dims_index(mapped));
 }
 
-std::string KernelWriter::inline_pad(const Node& node, ValueId value, const std::vector<std::string>& dims) {
+Expr Lowering::inline_pad(const Node& node, ValueId value, const std::vector<Expr>& dims) {
   const ValueId x = node.inputs[0];
   const Shape& in = graph_.type(x).shape;
   const Shape& out = graph_.type(value).shape;
@@ -105,108 +109,105 @@ std::string KernelWriter::inline_pad(const Node& node, ValueId value, const std:
   const std::vector<size_t> axes = axes_input(graph_, node, 3, rank, rank);
   std::vector<int64_t> begin(rank, 0);
   for (size_t i = 0; i < axes.size(); ++i) begin[axes[i]] = pads[i];
-  const DType dtype = graph_.type(value).dtype;
+  const kir::Type type = data_type(graph_.type(value).dtype);
   double fill_value = 0;
   if (node.inputs.size() > 2 && node.inputs[2] != kNoValue && graph_.type(node.inputs[2]).numel() == 1) {
     fill_value = graph_.value(node.inputs[2]).constant->at_f64(0);
   }
-  const std::string fill = dtype == DType::Bool ? (fill_value != 0 ? "true" : "false") : float_literal(fill_value);
+  const Expr fill = type == kir::Type::Bool ? kir::bool_const(fill_value != 0) : kir::float_const(fill_value);
   // Which output indices fall inside the input, and the input index.
-  std::string inside;
-  std::vector<std::string> raw(rank);
+  Expr inside;
+  std::vector<Expr> raw(rank);
   for (size_t d = 0; d < rank; ++d) {
-    raw[d] = let("int64_t", index_add(dims[d], -begin[d]));
-    if (begin[d] > 0) inside += (inside.empty() ? "" : " && ") + raw[d] + " >= 0";
-    if (out[d] - begin[d] > in[d]) inside += (inside.empty() ? "" : " && ") + raw[d] + " < " + std::to_string(in[d]);
+    raw[d] = let(kir::Type::I64, kir::add(dims[d], -begin[d]));
+    if (begin[d] > 0) inside = conjunction(inside, kir::binary(kir::Op::Ge, raw[d], kir::int_const(0)));
+    if (out[d] - begin[d] > in[d]) inside = conjunction(inside, kir::binary(kir::Op::Lt, raw[d], kir::int_const(in[d])));
   }
-  if (inside.empty()) return value_at(x, dims_index(raw));  // a pure crop
+  if (!inside) return value_at(x, dims_index(raw));  // a pure crop
   // A buffer is read by a conditional load at the unclamped index: the
   // address stays affine in the loop index, which GCC vectorizes with masked
   // loads, where a clamped index would be a gather or scalar code.
-  auto buffer = buffer_.find(x);
-  if (buffer != buffer_.end() && graph_.type(x).numel() > 1) {
+  if (buffer_.count(x) && graph_.type(x).numel() > 1) {
     Index at = dims_index(raw);
-    return let(c_type(dtype), "((" + inside + ") ? " + buffer->second + "[" + linear_of(in, at) + "] : " + fill + ")");
+    return let(type, kir::select(inside, load_buffer(x, at), fill));
   }
   // An inlined input is computed at a clamped index (always valid, and
   // branch-free), then the pad value selected.
-  std::vector<std::string> clamped(rank);
+  std::vector<Expr> clamped(rank);
   for (size_t d = 0; d < rank; ++d) {
-    clamped[d] = in[d] == 1 ? "0"
-                            : let("int64_t", "std::min<int64_t>(std::max<int64_t>(" + raw[d] + ", 0), " +
-                                                 std::to_string(in[d] - 1) + ")");
+    clamped[d] = in[d] == 1 ? kir::int_const(0) : let(kir::Type::I64, kir::clamp(raw[d], 0, in[d] - 1));
   }
-  const std::string v = value_at(x, dims_index(clamped));
-  return let(c_type(dtype), "((" + inside + ") ? " + v + " : " + fill + ")");
+  const Expr v = value_at(x, dims_index(clamped));
+  return let(type, kir::select(inside, v, fill));
 }
 
 // Every input is read at an index clamped into it, and the one whose range
 // holds the output index selected: branch-free, so the loop vectorizes.
-std::string KernelWriter::inline_concat(const Node& node, ValueId value, const std::vector<std::string>& dims) {
+Expr Lowering::inline_concat(const Node& node, ValueId value, const std::vector<Expr>& dims) {
   const Shape& out = graph_.type(value).shape;
   const size_t axis = size_t(normalize(node.attrs.get_int("axis", 0), int64_t(out.size())));
   int64_t offset = 0;
-  std::vector<std::pair<std::string, std::string>> parts;  // (condition, value)
+  std::vector<std::pair<Expr, Expr>> parts;  // (condition, value)
   for (ValueId input : node.inputs) {
     const int64_t size = graph_.type(input).shape[axis];
     if (size == 0) continue;
-    std::vector<std::string> at = dims;
-    const std::string local = let("int64_t", index_add(dims[axis], -offset));
-    at[axis] = size == 1 ? "0"
-                         : let("int64_t", "std::min<int64_t>(std::max<int64_t>(" + local + ", 0), " +
-                                              std::to_string(size - 1) + ")");
-    parts.push_back({dims[axis] + " < " + std::to_string(offset + size), value_at(input, dims_index(at))});
+    std::vector<Expr> at = dims;
+    const Expr local = let(kir::Type::I64, kir::add(dims[axis], -offset));
+    at[axis] = size == 1 ? kir::int_const(0) : let(kir::Type::I64, kir::clamp(local, 0, size - 1));
+    parts.push_back({kir::binary(kir::Op::Lt, dims[axis], kir::int_const(offset + size)),
+                     value_at(input, dims_index(at))});
     offset += size;
   }
-  std::string result = parts.back().second;
-  for (size_t k = parts.size() - 1; k-- > 0;) {
-    result = "(" + parts[k].first + " ? " + parts[k].second + " : " + result + ")";
-  }
-  return let(c_type(graph_.type(value).dtype), result);
+  Expr result = parts.back().second;
+  for (size_t k = parts.size() - 1; k-- > 0;) result = kir::select(parts[k].first, parts[k].second, result);
+  return let(data_type(graph_.type(value).dtype), result);
 }
 
 // out[a..., q..., b...] = data[a..., indices[q...], b...]; the indices are a
-// table in the function (declare_buffers), or a literal when there is one.
-std::string KernelWriter::inline_gather(const Node& node, ValueId value, const std::vector<std::string>& dims) {
+// table of the kernel (declare_buffers), or a literal when there is one.
+Expr Lowering::inline_gather(const Node& node, ValueId value, const std::vector<Expr>& dims) {
   const ValueId x = node.inputs[0];
   const Shape& in = graph_.type(x).shape;
   const size_t rank = in.size();
   const size_t axis = size_t(normalize(node.attrs.get_int("axis", 0), int64_t(rank)));
   const Shape& ishape = graph_.type(node.inputs[1]).shape;
   const size_t q = ishape.size();
-  std::vector<std::string> mapped(rank);
+  std::vector<Expr> mapped(rank);
   for (size_t d = 0; d < axis; ++d) mapped[d] = dims[d];
   for (size_t d = axis + 1; d < rank; ++d) mapped[d] = dims[d + q - 1];
   if (shape_numel(ishape) == 1) {
     const int64_t i = graph_.value(node.inputs[1]).constant->at_i64(0);
-    mapped[axis] = std::to_string(i < 0 ? i + in[axis] : i);
+    mapped[axis] = kir::int_const(i < 0 ? i + in[axis] : i);
   } else {
     Index position = dims_index({dims.begin() + long(axis), dims.begin() + long(axis + q)});
-    std::string table = tables_.at(value), at = linear_of(ishape, position);
+    std::string table = tables_.at(value);
+    Expr at = linear_of(ishape, position);
     // A table read at another table's read (a pad of a pad, a resize of a
     // pad): one composed table, one load.
-    if (auto read = table_reads_.find(at); read != table_reads_.end()) {
-      table = composed_table(table, read->second.first);
-      at = read->second.second;
+    if (kir::is_var(at)) {
+      if (auto read = table_reads_.find(at->name); read != table_reads_.end()) {
+        table = composed_table(table, read->second.first);
+        at = read->second.second;
+      }
     }
     mapped[axis] = table_index(table, at);
   }
   return value_at(x, dims_index(mapped));
 }
 
-std::string KernelWriter::table_index(const std::string& table, const std::string& at) {
+Expr Lowering::table_index(const std::string& table, const Expr& at) {
   int64_t literal = 0;
-  if (is_int_literal(at, &literal)) return std::to_string(table_values_.at(table).at(size_t(literal)));
-  if (!inner_var_.empty() && at == inner_var_) {
+  if (kir::is_int_const(at, &literal)) return kir::int_const(table_values_.at(table).at(size_t(literal)));
+  if (!inner_var_.empty() && kir::is_var(at, inner_var_)) {
     inner_tables_.insert(table);
-    if (auto run = run_offsets_.find(table); run != run_offsets_.end()) return index_add(at, run->second);
+    if (auto run = run_offsets_.find(table); run != run_offsets_.end()) return kir::add(at, run->second);
   }
-  const std::string local = let("int64_t", table + "[" + at + "]");
-  table_reads_[local] = {table, at};
+  const Expr local = let(kir::Type::I64, kir::load(table, kir::Type::I64, at));
+  if (kir::is_var(local)) table_reads_[local->name] = {table, at};
   return local;
 }
 
-std::string KernelWriter::composed_table(const std::string& outer, const std::string& inner) {
+std::string Lowering::composed_table(const std::string& outer, const std::string& inner) {
   auto [it, added] = composed_.emplace(std::make_pair(outer, inner), "");
   if (!added) return it->second;
   const std::vector<int64_t>& o = table_values_.at(outer);
@@ -216,13 +217,16 @@ std::string KernelWriter::composed_table(const std::string& outer, const std::st
   return it->second;
 }
 
-std::string KernelWriter::declare_table(const std::vector<int64_t>& values) {
-  const std::string name = fresh("gather");
-  std::string text = "  static const int64_t " + name + "[] = {";
-  for (size_t i = 0; i < values.size(); ++i) text += (i ? "," : "") + std::to_string(values[i]);
-  table_decls_.push_back(text + "};");
-  table_values_[name] = values;
-  return name;
+std::string Lowering::declare_table(const std::vector<int64_t>& values) {
+  kir::Buffer table;
+  table.name = "table" + std::to_string(table_values_.size());
+  table.kind = kir::BufferKind::Table;
+  table.type = kir::Type::I64;
+  table.size = int64_t(values.size());
+  table.values = values;
+  kernel_.buffers.push_back(table);
+  table_values_[table.name] = values;
+  return table.name;
 }
 
 }  // namespace orchid::codegen::cpu::detail

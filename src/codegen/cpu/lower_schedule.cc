@@ -1,16 +1,16 @@
-// The function of one group: buffers, then one loop nest (stage) per
+// The kernel of one group: buffers, then one loop nest (stage) per
 // materialized value (group outputs, reductions, shared transcendental
 // values, Pads read by several taps) in topological order. A stage walks its
-// value in rows: the outer loop runs in parallel (OpenMP, only when the stage
-// has enough work), the inner loop over the trailing, contiguous dimensions
+// value in rows: the outer loop is shared by a thread team (only when the
+// stage has enough work), the inner loop over the trailing, contiguous dimensions
 // (merged when no read needs them apart) is what GCC vectorizes. A reduction
 // is an inner loop nest over the reduced axes per output element.
 #include <algorithm>
 #include <cmath>
-#include <regex>
 #include <set>
 
-#include "codegen/cpu/emitter_internal.h"
+#include "codegen/cpu/lower_internal.h"
+#include "codegen/kernel_ir/hoist.h"
 #include "reference/ops/op_utils.h"
 #include "support/error.h"
 
@@ -22,10 +22,8 @@ namespace {
 // thread team costs more than it saves.
 constexpr int64_t kParallelWork = int64_t(1) << 15;
 
-// Reduction chunks: elements computed per vectorized pass, and partial
-// accumulators folded in parallel lanes.
+// Reduction and transcendental chunks: elements computed per vectorized pass.
 constexpr int64_t kChunk = 256;
-constexpr int64_t kLanes = 8;
 
 const std::set<std::string> kExpensive = {"Exp",  "Log",  "Tanh",  "Sigmoid", "Erf",   "Pow",   "Sin",
                                           "Cos",  "Tan",  "Asin",  "Acos",    "Atan",  "Sinh",  "Cosh",
@@ -59,7 +57,7 @@ bool moves_last_axis(const Graph& graph, const Node& node) {
 
 }  // namespace
 
-KernelWriter::KernelWriter(const Graph& graph, const runtime::KernelGroup& group) : graph_(graph), group_(group) {
+Lowering::Lowering(const Graph& graph, const runtime::KernelGroup& group) : graph_(graph), group_(group) {
   for (size_t index : group.nodes) {
     for (ValueId out : graph.nodes()[index].outputs) {
       if (out != kNoValue) producer_[out] = index;
@@ -94,62 +92,46 @@ KernelWriter::KernelWriter(const Graph& graph, const runtime::KernelGroup& group
   }
 }
 
-void KernelWriter::line(const std::string& text) {
-  if (hoist_depth_) note_declarations(text);
-  lines_.push_back(std::string(2 * scopes_.size(), ' ') + text);
-}
+void Lowering::add(kir::Stmt stmt) { current().push_back(std::move(stmt)); }
 
-void KernelWriter::note_declarations(const std::string& text) {
-  static const std::regex declaration(R"(\b(?:int64_t|float|double|bool|int)\s+([A-Za-z_]\w*))");
-  for (std::sregex_iterator it(text.begin(), text.end(), declaration), end; it != end; ++it) {
-    variant_.insert((*it)[1].str());
-  }
-}
-
-void KernelWriter::open(const std::string& header) {
-  line(header);
+void Lowering::open(kir::Stmt stmt) {
+  open_.push_back(std::move(stmt));
   scopes_.emplace_back();
 }
 
-void KernelWriter::close() {
+void Lowering::close() {
+  kir::Stmt done = std::move(open_.back());
+  open_.pop_back();
   scopes_.pop_back();
-  line("}");
+  current().push_back(std::move(done));
 }
 
-void KernelWriter::declare_buffers() {
+void Lowering::declare_buffers() {
+  auto add_buffer = [&](ValueId id, kir::BufferKind kind, const std::string& name, size_t position) {
+    kir::Buffer b;
+    b.name = name;
+    b.kind = kind;
+    b.type = data_type(graph_.type(id).dtype);
+    b.size = graph_.type(id).numel();
+    b.position = position;
+    kernel_.buffers.push_back(b);
+    buffer_[id] = name;
+  };
   for (size_t k = 0; k < group_.inputs.size(); ++k) {
     const ValueId id = group_.inputs[k];
     const DType dtype = graph_.type(id).dtype;
-    if (dtype != DType::Float32 && dtype != DType::Bool) continue;  // shape/index constants: used at emit time
-    const std::string name = "in" + std::to_string(k);
-    const std::string type = c_type(dtype);
-    line("const " + type + "* " + name + "_arg = static_cast<const " + type + "*>(inputs[" + std::to_string(k) +
-         "]);");
-    local_decls_.push_back("const " + type + "* __restrict " + name + " = " + name + "_arg;");
-    buffer_[id] = name;
+    if (dtype != DType::Float32 && dtype != DType::Bool) continue;  // shape/index constants: used when lowering
+    add_buffer(id, kir::BufferKind::Input, "in" + std::to_string(k), k);
   }
   for (size_t k = 0; k < group_.outputs.size(); ++k) {
-    const ValueId id = group_.outputs[k];
-    const std::string name = "out" + std::to_string(k);
-    const std::string type = c_type(graph_.type(id).dtype);
-    line(type + "* " + name + "_arg = static_cast<" + type + "*>(outputs[" + std::to_string(k) + "]);");
-    local_decls_.push_back(type + "* __restrict " + name + " = " + name + "_arg;");
-    buffer_[id] = name;
+    add_buffer(group_.outputs[k], kir::BufferKind::Output, "out" + std::to_string(k), k);
   }
   // Reductions and shared transcendental values read only inside the group
   // live in scratch of this call.
   for (ValueId id : stages_) {
-    if (buffer_.count(id)) continue;
-    const std::string name = fresh("scratch");
-    const std::string type = c_type(graph_.type(id).dtype);
-    line("std::unique_ptr<" + type + "[]> " + name + "_owner(new " + type + "[" +
-         std::to_string(graph_.type(id).numel()) + "]);");
-    line(type + "* " + name + "_arg = " + name + "_owner.get();");
-    local_decls_.push_back(type + "* __restrict " + name + " = " + name + "_arg;");
-    buffer_[id] = name;
+    if (!buffer_.count(id)) add_buffer(id, kir::BufferKind::Scratch, fresh("scratch"), 0);
   }
-  // Gather's constant indices, normalized, as a table (declared, with the
-  // composed ones, at the top of the function when it is written).
+  // Gather's constant indices, normalized, as a table.
   for (size_t index : group_.nodes) {
     const Node& node = graph_.nodes()[index];
     if (node.op != "Gather" || graph_.type(node.inputs[1]).numel() == 1) continue;
@@ -161,18 +143,20 @@ void KernelWriter::declare_buffers() {
     for (int64_t& v : values) v = v < 0 ? v + dim : v;
     tables_[node.outputs[0]] = declare_table(values);
   }
-  table_decls_at_ = lines_.size();
 }
 
 // The innermost loop runs over the trailing dimensions from `split` on,
 // merged into one contiguous range (a long loop vectorizes better than a
 // short last dimension); the outer loop over the dimensions before it.
 // Their indices, when some read needs them, are divisions of the inner
-// index: then the stage is written again with a later split.
-void KernelWriter::write_stage(ValueId value) {
+// index: then the stage is lowered again with a later split.
+void Lowering::write_stage(ValueId value) {
   const Node& node = graph_.nodes()[producer_.at(value)];
   const size_t rank = graph_.type(value).shape.size();
-  if (moves_last_axis(graph_, node)) return write_transpose_stage(node, value);
+  if (moves_last_axis(graph_, node)) {
+    row_nest_ = RowNest();
+    return write_transpose_stage(node, value);
+  }
   std::vector<StagePart> parts;
   size_t first_split = is_reduction(node) || rank == 0 ? (rank ? rank - 1 : 0) : 0;
   if (node.op == "Concat" && rank > 0) {
@@ -191,42 +175,101 @@ void KernelWriter::write_stage(ValueId value) {
   }
   for (const StagePart& part : parts) {
     for (size_t split = first_split;; ++split) {
-      const size_t saved_lines = lines_.size();
-      const auto saved_scopes = scopes_;
+      // A lowering tried and dropped leaves no trace in the names.
+      const int names_used = counter_;
+      const auto table_reads = table_reads_;
+      const auto drop = [&] {
+        current().pop_back();
+        counter_ = names_used;
+        table_reads_ = table_reads;
+      };
       inner_divmod_ = false;
+      reads_in_row_ = true;
       inner_tables_.clear();
       expensive_reads_.clear();
       int64_t inner = 1;
       for (size_t d = split; d < rank; ++d) inner *= graph_.type(part.source).shape[d];
       write_stage_loops(node, value, part, split, {{0, inner, {}}});
       if (inner_divmod_ && split + 1 < rank) {
-        lines_.resize(saved_lines);
-        scopes_ = saved_scopes;
+        drop();
         continue;
       }
       // Tables read at the inner index that are affine over a few ranges
-      // (the interior of a reflect or edge pad): written again, one loop per range.
+      // (the interior of a reflect or edge pad): lowered again, one loop per range.
       const std::vector<InnerRun> runs = affine_runs(inner);
       if (runs.size() > 1) {
-        lines_.resize(saved_lines);
-        scopes_ = saved_scopes;
+        drop();
         write_stage_loops(node, value, part, split, runs);
       } else if (std::vector<ValueId> chunked = chunkable(); !chunked.empty()) {
         // Two or more transcendental functions inlined into one loop: GCC
         // vectorizes it at half the rate of each function alone (a Mish,
         // x tanh(ln(1 + e^x)): 0.41 ms against 0.22 chunked, 131k floats).
-        lines_.resize(saved_lines);
-        scopes_ = saved_scopes;
+        drop();
         chunked_ = std::move(chunked);
         write_stage_loops(node, value, part, split, {{0, inner, {}}});
         chunked_.clear();
       }
+      join_row_nest(value, graph_.type(part.source).shape, split);
       break;
     }
   }
 }
 
-std::vector<ValueId> KernelWriter::chunkable() const {
+bool Lowering::same_rows(const Shape& shape, size_t split) const {
+  if (shape.size() != row_nest_.shape.size()) return false;
+  int64_t rows = 1;
+  for (size_t d = 0; d < split; ++d) rows *= shape[d];
+  if (rows != row_nest_.rows) return false;
+  // The same extents along the row dimensions, 1 where only one has it.
+  for (size_t d = 0; d < std::max(split, row_nest_.split); ++d) {
+    const int64_t mine = d < split ? shape[d] : 1, theirs = d < row_nest_.split ? row_nest_.shape[d] : 1;
+    if (mine != theirs) return false;
+  }
+  return true;
+}
+
+bool Lowering::in_row(ValueId value, const Index& index) const {
+  const Shape& shape = graph_.type(value).shape;
+  const size_t split = row_nest_.members.at(value);
+  if (shape.size() != stage_shape_.size()) return false;
+  if (!index.has_dims) {
+    return index.linear && stage_linear_ && kir::to_string(index.linear) == kir::to_string(stage_linear_) &&
+           shape == stage_shape_ && split == stage_split_;
+  }
+  for (size_t d = 0; d < split; ++d) {
+    if (shape[d] == 1) continue;
+    if (d >= stage_split_ || d >= index.dims.size() || !index.dims[d]) return false;
+    if (kir::to_string(index.dims[d]) != kir::to_string(row_dims_[d])) return false;
+  }
+  return true;
+}
+
+void Lowering::join_row_nest(ValueId value, const Shape& shape, size_t split) {
+  kir::Block& stages = current();
+  kir::Stmt& mine = stages.back();
+  const bool row_loop = mine.kind == kir::StmtKind::Region && mine.body.size() == 1 &&
+                        mine.body[0].kind == kir::StmtKind::Loop && mine.body[0].name == "o";
+  if (row_loop && row_nest_.open && reads_in_row_ && same_rows(shape, split) && stages.size() >= 2) {
+    kir::Stmt& nest = stages[stages.size() - 2];
+    for (kir::Stmt& s : mine.body[0].body) nest.body[0].body.push_back(std::move(s));
+    nest.work += mine.work;
+    nest.parallel = nest.work >= kParallelWork;
+    nest.label += "; " + mine.label;
+    stages.pop_back();
+    row_nest_.members[value] = split;
+    return;
+  }
+  row_nest_ = RowNest();
+  if (!row_loop) return;
+  row_nest_.open = true;
+  row_nest_.shape = shape;
+  row_nest_.split = split;
+  row_nest_.rows = 1;
+  for (size_t d = 0; d < split; ++d) row_nest_.rows *= shape[d];
+  row_nest_.members[value] = split;
+}
+
+std::vector<ValueId> Lowering::chunkable() const {
   std::vector<ValueId> result;
   for (const auto& [value, own_index] : expensive_reads_) {
     if (!own_index) return {};
@@ -235,7 +278,7 @@ std::vector<ValueId> KernelWriter::chunkable() const {
   return result.size() >= 2 ? result : std::vector<ValueId>{};
 }
 
-std::vector<KernelWriter::InnerRun> KernelWriter::affine_runs(int64_t inner) const {
+std::vector<Lowering::InnerRun> Lowering::affine_runs(int64_t inner) const {
   // More ranges than this, and the loop overhead outweighs contiguous loads.
   constexpr size_t kMaxRuns = 8;
   constexpr int64_t kMinLongestRun = 8;
@@ -255,8 +298,9 @@ std::vector<KernelWriter::InnerRun> KernelWriter::affine_runs(int64_t inner) con
   return longest >= kMinLongestRun ? runs : std::vector<InnerRun>{};
 }
 
-void KernelWriter::write_stage_loops(const Node& node, ValueId value, const StagePart& part, size_t split,
-                                     const std::vector<InnerRun>& runs) {
+void Lowering::write_stage_loops(const Node& node, ValueId value, const StagePart& part, size_t split,
+                                 const std::vector<InnerRun>& runs) {
+  using kir::Type;
   // The loops walk the part's shape (a Concat input's, or the value's).
   const Shape& shape = graph_.type(part.source).shape;
   const Shape& stored = graph_.type(value).shape;
@@ -265,120 +309,116 @@ void KernelWriter::write_stage_loops(const Node& node, ValueId value, const Stag
   for (size_t d = split; d < rank; ++d) inner *= shape[d];
   const int64_t rows = graph_.type(part.source).numel() / std::max<int64_t>(inner, 1);
   const int64_t work = is_reduction(node) ? graph_.type(node.inputs[0]).numel() : graph_.type(part.source).numel();
-  // The buffers are re-declared __restrict inside the parallel region: the
-  // outlined OpenMP function otherwise reads them from a shared struct that
-  // any store might alias, which defeats vectorization.
-  const bool parallel = rows > 1 || inner > 1;
-  open("{  // " + graph_.value(value).name + " = " + node.op +
-       (part.concat ? " (" + graph_.value(part.source).name + " at " + std::to_string(part.begin) + ")" : ""));
-  if (parallel) {
-    line("#pragma omp parallel if(" + std::to_string(work) + " >= " + std::to_string(kParallelWork) + ")");
-    open("{");
-  }
-  for (const std::string& decl : local_decls_) line(decl);
+  const std::string label = graph_.value(value).name + " = " + node.op +
+                            (part.concat ? " (" + graph_.value(part.source).name + " at " +
+                                               std::to_string(part.begin) + ")"
+                                         : "");
+  open(kir::region_stmt(label, (rows > 1 || inner > 1) && work >= kParallelWork, work));
   Index index;
   index.has_dims = true;
-  index.dims.assign(rank, "0");
+  index.dims.assign(rank, kir::int_const(0));
+  const Expr o = kir::var("o");
   if (rows > 1) {
-    line("#pragma omp for");
-    open("for (int64_t o = 0; o < " + std::to_string(rows) + "; ++o) {");
+    open(kir::loop_stmt("o", kir::int_const(0), kir::int_const(rows), 1, kir::LoopRole::Shared));
     // The row's outer indices, once per row.
     int64_t stride = 1;
     for (size_t d = split; d-- > 0;) {
-      std::string e = "o";
-      if (shape[d] == 1) e = "0";
-      else {
-        if (stride != 1) e = "(o / " + std::to_string(stride) + ")";
-        if (stride * shape[d] != rows) e = "(" + e + " % " + std::to_string(shape[d]) + ")";
+      Expr e = o;
+      if (shape[d] == 1) {
+        e = kir::int_const(0);
+      } else {
+        e = kir::div(e, stride);
+        if (stride * shape[d] != rows) e = kir::mod(e, shape[d]);
       }
-      index.dims[d] = let("int64_t", e);
+      index.dims[d] = let(Type::I64, e);
       stride *= shape[d];
     }
   }
+  row_dims_.assign(index.dims.begin(), index.dims.begin() + long(split));
+  stage_shape_ = shape;
+  stage_split_ = split;
   // Where the row starts in the stored value: a Concat part's rows sit at
   // their offset along the axis (before `split`, so the inner range is
   // contiguous in both).
-  std::string row_start = "0";
+  Expr row_start = kir::int_const(0);
   if (part.concat) {
     int64_t stride = inner;
     for (size_t d = split; d-- > 0;) {
-      row_start = index_sum(row_start, index_mul(d == part.axis ? index_add(index.dims[d], part.begin) : index.dims[d],
-                                                 stride));
+      row_start = kir::add(row_start, kir::mul(d == part.axis ? kir::add(index.dims[d], part.begin) : index.dims[d],
+                                               stride));
       stride *= stored[d];
     }
-    if (rows > 1) row_start = let("int64_t", row_start);
+    if (rows > 1) row_start = let(Type::I64, row_start);
   }
   // The inner index names one dimension (tables read at it may be affine).
   inner_var_ = split + 1 == rank && inner > 1 ? "i" : "";
+  const Expr i = inner == 1 ? kir::int_const(0) : kir::var("i");
   // The index of element i of the inner range, in a fresh loop scope.
   const auto element_index = [&] {
     Index at = index;
-    const std::string i = inner == 1 ? "0" : "i";
     if (split + 1 == rank) {
       at.dims[split] = i;
     } else if (split < rank) {
-      for (size_t d = split; d < rank; ++d) at.dims[d].clear();
+      for (size_t d = split; d < rank; ++d) at.dims[d] = nullptr;
       at.lazy_from = i;
       at.lazy_split = split;
     }
-    at.linear = let("int64_t", index_sum(rows > 1 ? index_mul("o", inner) : "0", i));
+    at.linear = let(Type::I64, kir::add(rows > 1 ? kir::mul(o, inner) : kir::int_const(0), i));
     stage_linear_ = at.linear;
     return at;
   };
   const auto store_element = [&](Index& at) {
-    const std::string store_at = part.concat ? let("int64_t", index_sum(row_start, inner == 1 ? "0" : "i")) : at.linear;
-    const std::string store = buffer_.at(value) + "[" + store_at + "]";
+    const Expr store_at = part.concat ? let(Type::I64, kir::add(row_start, i)) : at.linear;
     if (is_reduction(node)) {
-      write_reduction_body(node, value, at, store);
+      write_reduction_body(node, value, at, buffer_.at(value), store_at);
     } else {
-      line(store + " = " + (part.concat ? value_at(part.source, at) : compute(value, at)) + ";");
+      add(kir::store_stmt(buffer_.at(value), store_at, part.concat ? value_at(part.source, at) : compute(value, at)));
     }
   };
+  const kir::LoopRole inner_role = rows <= 1 && inner > 1 ? kir::LoopRole::Shared : kir::LoopRole::Serial;
   for (const InnerRun& run : runs) {
-    // Row-invariant values (a channel's mean and scale) go before the loop
-    // (and its worksharing pragma).
-    hoist_depth_ = scopes_.size();
-    hoist_at_ = lines_.size();
-    variant_ = {"i"};
-    if (rows <= 1 && inner > 1) line("#pragma omp for");
     run_offsets_ = run.offsets;
-    const std::string begin = std::to_string(run.begin), end = std::to_string(run.end);
-    if (chunked_.empty()) {
-      open("for (int64_t i = " + begin + "; i < " + end + "; ++i) {");
+    const Expr begin = kir::int_const(run.begin), end = kir::int_const(run.end);
+    if (chunked_.empty() && inner == 1) {  // one element per row: no inner loop
       Index at = element_index();
       store_element(at);
-      close();
-    } else {
-      // Each transcendental value of the chunk in a loop of its own, into a
-      // buffer the next loops read: one function's code per vectorized loop.
-      const std::string chunk = std::to_string(kChunk);
-      open("for (int64_t ib = " + begin + "; ib < " + end + "; ib += " + chunk + ") {");
-      line("const int64_t in = std::min<int64_t>(" + chunk + ", " + end + " - ib);");
-      std::map<ValueId, std::string> buffers;
-      for (ValueId expensive : chunked_) {
-        const std::string name = fresh("c");
-        line(std::string(c_type(graph_.type(expensive).dtype)) + " " + name + "[" + chunk + "];");
-        open("for (int64_t i = ib; i < ib + in; ++i) {");
-        Index at = element_index();
-        chunk_buffers_ = buffers;
-        line(name + "[i - ib] = " + compute(expensive, at) + ";");
-        close();
-        buffers[expensive] = name;
-      }
-      open("for (int64_t i = ib; i < ib + in; ++i) {");
-      Index at = element_index();
-      chunk_buffers_ = buffers;
-      store_element(at);
-      close();
-      chunk_buffers_.clear();
-      close();
+      continue;
     }
-    hoist_depth_ = 0;
+    if (chunked_.empty()) {
+      open(kir::loop_stmt("i", begin, end, 1, inner_role));
+      Index at = element_index();
+      store_element(at);
+      close();
+      continue;
+    }
+    // Each transcendental value of the chunk in a loop of its own, into an
+    // array the next loops read: one function's code per vectorized loop.
+    const Expr ib = kir::var("ib");
+    open(kir::loop_stmt("ib", begin, end, kChunk, inner_role));
+    const Expr chunk_end = let(Type::I64, kir::min(kir::add(ib, kChunk), end));
+    std::map<ValueId, std::string> arrays;
+    for (ValueId expensive : chunked_) {
+      const std::string name = fresh("c");
+      add(kir::array_stmt(name, data_type(graph_.type(expensive).dtype), kChunk));
+      open(kir::loop_stmt("i", ib, chunk_end));
+      Index at = element_index();
+      chunk_buffers_ = arrays;
+      add(kir::store_stmt(name, kir::binary(kir::Op::Sub, kir::var("i"), ib), compute(expensive, at)));
+      close();
+      arrays[expensive] = name;
+    }
+    open(kir::loop_stmt("i", ib, chunk_end));
+    Index at = element_index();
+    chunk_buffers_ = arrays;
+    store_element(at);
+    close();
+    chunk_buffers_.clear();
+    close();
   }
   run_offsets_.clear();
   inner_var_.clear();
+  stage_linear_ = nullptr;
   if (rows > 1) close();
-  if (parallel) close();
   close();
 }
 
@@ -386,7 +426,8 @@ void KernelWriter::write_stage_loops(const Node& node, ValueId value, const Stag
 // `b` (the last) is contiguous in the output: tiles of kTransposeTile values
 // of a by kTransposeRun of b, so that each source cache line read serves a
 // whole tile row and each output row is written in order.
-void KernelWriter::write_transpose_stage(const Node& node, ValueId value) {
+void Lowering::write_transpose_stage(const Node& node, ValueId value) {
+  using kir::Type;
   const Shape& shape = graph_.type(value).shape;
   const size_t rank = shape.size(), b = rank - 1;
   const std::vector<int64_t> perm = transpose_perm(node, rank);
@@ -396,41 +437,42 @@ void KernelWriter::write_transpose_stage(const Node& node, ValueId value) {
   int64_t others = 1;
   for (size_t d = 0; d < rank; ++d) others *= d == a || d == b ? 1 : shape[d];
   const int64_t tasks = others * tiles_a * tiles_b;
-  open("{  // " + graph_.value(value).name + " = Transpose (tiled)");
-  line("#pragma omp parallel if(" + std::to_string(shape_numel(shape)) + " >= " + std::to_string(kParallelWork) + ")");
-  open("{");
-  for (const std::string& decl : local_decls_) line(decl);
-  line("#pragma omp for");
-  open("for (int64_t o = 0; o < " + std::to_string(tasks) + "; ++o) {");
+  const int64_t work = shape_numel(shape);
+  open(kir::region_stmt(graph_.value(value).name + " = Transpose (tiled)", work >= kParallelWork, work));
+  open(kir::loop_stmt("o", kir::int_const(0), kir::int_const(tasks), 1, kir::LoopRole::Shared));
+  const Expr o = kir::var("o");
   Index index;
   index.has_dims = true;
-  index.dims.assign(rank, "0");
-  const std::string b0 = let("int64_t", index_mul("(o % " + std::to_string(tiles_b) + ")", kTransposeRun));
-  const std::string a0 =
-      let("int64_t", index_mul("((o / " + std::to_string(tiles_b) + ") % " + std::to_string(tiles_a) + ")",
-                               kTransposeTile));
+  index.dims.assign(rank, kir::int_const(0));
+  const Expr b0 = let(Type::I64, kir::mul(kir::mod(o, tiles_b), kTransposeRun));
+  const Expr a0 = let(Type::I64, kir::mul(kir::mod(kir::div(o, tiles_b), tiles_a), kTransposeTile));
   int64_t stride = tiles_a * tiles_b;
   for (size_t d = rank; d-- > 0;) {
     if (d == a || d == b || shape[d] == 1) continue;
-    index.dims[d] = let("int64_t", "((o / " + std::to_string(stride) + ") % " + std::to_string(shape[d]) + ")");
+    index.dims[d] = let(Type::I64, kir::mod(kir::div(o, stride), shape[d]));
     stride *= shape[d];
   }
-  open("for (int64_t ta = " + a0 + "; ta < std::min<int64_t>(" + a0 + " + " + std::to_string(kTransposeTile) + ", " +
-       std::to_string(shape[a]) + "); ++ta) {");
-  open("for (int64_t i = " + b0 + "; i < std::min<int64_t>(" + b0 + " + " + std::to_string(kTransposeRun) + ", " +
-       std::to_string(shape[b]) + "); ++i) {");
-  index.dims[a] = "ta";
-  index.dims[b] = "i";
-  const std::string store = buffer_.at(value) + "[" + linear_of(shape, index) + "]";
-  line(store + " = " + compute(value, index) + ";");
-  close();
+  open(kir::loop_stmt("ta", a0, kir::min(kir::add(a0, kTransposeTile), kir::int_const(shape[a]))));
+  open(kir::loop_stmt("i", b0, kir::min(kir::add(b0, kTransposeRun), kir::int_const(shape[b]))));
+  index.dims[a] = kir::var("ta");
+  index.dims[b] = kir::var("i");
+  const Expr at = linear_of(shape, index);
+  add(kir::store_stmt(buffer_.at(value), at, compute(value, index)));
   close();
   close();
   close();
   close();
 }
 
-void KernelWriter::write_reduction_body(const Node& node, ValueId value, Index& index, const std::string& store) {
+// The reduced axes as loops per output element. The innermost reduced axis
+// of more than one element is chunked: the elements' expression is computed
+// into a small array by a loop GCC vectorizes, then folded (kir Fold: sums
+// in double partial sums, Max/Min NaN-propagating). Sums stay in double;
+// their order differs from the interpreter's only by double rounding, far
+// below float's.
+void Lowering::write_reduction_body(const Node& node, ValueId value, Index& index, const std::string& buffer,
+                                    const Expr& store_at) {
+  using kir::Type;
   const ValueId x = node.inputs[0];
   const Shape& in = graph_.type(x).shape;
   const Shape& out = graph_.type(value).shape;
@@ -439,18 +481,15 @@ void KernelWriter::write_reduction_body(const Node& node, ValueId value, Index& 
     reduced[size_t(axis < 0 ? axis + int64_t(in.size()) : axis)] = true;
   }
   const bool keepdims = node.attrs.get_int("keepdims", 1) != 0;
-  const bool sum = node.op == "ReduceSum";
-  const std::string combine = node.op == "ReduceMax" ? "orchid_max" : "orchid_min";
-  const std::vector<std::string> dims = dims_of(out, index);
+  const kir::Reduce reduce = node.op == "ReduceSum"   ? kir::Reduce::Sum
+                             : node.op == "ReduceMax" ? kir::Reduce::Max
+                                                      : kir::Reduce::Min;
+  const std::vector<Expr> dims = dims_of(out, index);
   const std::string acc = fresh("acc");
-  const std::string init = sum ? "0" : float_literal(node.op == "ReduceMax" ? -INFINITY : INFINITY);
-  line(std::string(sum ? "double " : "float ") + acc + " = " + init + ";");
-  // The innermost reduced axis of more than one element is chunked: the
-  // elements' expression is computed into a small buffer by a loop GCC
-  // vectorizes, then folded: sums in kLanes partial accumulators (also
-  // vectorized), Max/Min by the prelude's explicitly vectorized orchid_fold.
-  // Sums stay in double; their order differs from the interpreter's only by
-  // double rounding, far below float's.
+  const Type acc_type = reduce == kir::Reduce::Sum ? Type::F64 : Type::F32;
+  const Expr init = reduce == kir::Reduce::Sum ? kir::float_const(0, Type::F64)
+                                               : kir::float_const(reduce == kir::Reduce::Max ? -INFINITY : INFINITY);
+  add(kir::let_stmt(acc, acc_type, init, true));
   size_t innermost = in.size();
   for (size_t d = 0; d < in.size(); ++d) {
     if (reduced[d] && in[d] > 1) innermost = d;
@@ -458,7 +497,8 @@ void KernelWriter::write_reduction_body(const Node& node, ValueId value, Index& 
   Index element;
   element.has_dims = true;
   size_t kept = 0, loops = 0;
-  std::string chunk_buffer, chunk_count, chunk_j;
+  std::string array;
+  Expr count, j;
   for (size_t d = 0; d < in.size(); ++d) {
     if (!reduced[d]) {
       element.dims.push_back(dims[keepdims ? d : kept++]);
@@ -466,73 +506,58 @@ void KernelWriter::write_reduction_body(const Node& node, ValueId value, Index& 
     }
     if (keepdims) ++kept;
     if (in[d] == 1) {
-      element.dims.push_back("0");
+      element.dims.push_back(kir::int_const(0));
       continue;
     }
     const std::string r = fresh("r");
+    ++loops;
     if (d != innermost) {
-      open("for (int64_t " + r + " = 0; " + r + " < " + std::to_string(in[d]) + "; ++" + r + ") {");
-      ++loops;
-      element.dims.push_back(r);
+      open(kir::loop_stmt(r, kir::int_const(0), kir::int_const(in[d])));
+      element.dims.push_back(kir::var(r));
       continue;
     }
-    const std::string base = r + "b";
-    chunk_buffer = r + "buf";
-    chunk_count = r + "n";
-    chunk_j = r + "j";
-    open("for (int64_t " + base + " = 0; " + base + " < " + std::to_string(in[d]) + "; " + base + " += " +
-         std::to_string(kChunk) + ") {");
-    line("const int64_t " + chunk_count + " = std::min<int64_t>(" + std::to_string(kChunk) + ", " +
-         std::to_string(in[d]) + " - " + base + ");");
-    line("float " + chunk_buffer + "[" + std::to_string(kChunk) + "];");
-    open("for (int64_t " + chunk_j + " = 0; " + chunk_j + " < " + chunk_count + "; ++" + chunk_j + ") {");
-    line("const int64_t " + r + " = " + base + " + " + chunk_j + ";");
-    element.dims.push_back(r);
+    const Expr base = kir::var(r + "b");
+    array = r + "buf";
+    open(kir::loop_stmt(r + "b", kir::int_const(0), kir::int_const(in[d]), kChunk));
+    count = let(Type::I64, kir::min(kir::int_const(kChunk), kir::binary(kir::Op::Sub, kir::int_const(in[d]), base)));
+    add(kir::array_stmt(array, Type::F32, kChunk));
+    j = kir::var(r + "j");
+    open(kir::loop_stmt(r + "j", kir::int_const(0), count));
+    element.dims.push_back(let(Type::I64, kir::add(base, j)));
   }
-  const std::string v = value_at(x, element);
-  if (chunk_buffer.empty()) {
-    line(sum ? acc + " += double(" + v + ");" : acc + " = " + combine + "(" + v + ", " + acc + ");");
+  const Expr v = value_at(x, element);
+  const Expr acc_var = kir::var(acc, acc_type);
+  if (array.empty()) {
+    add(kir::assign_stmt(acc, reduce == kir::Reduce::Sum ? kir::binary(kir::Op::Add, acc_var, kir::cast(Type::F64, v))
+                              : kir::binary(reduce == kir::Reduce::Max ? kir::Op::Max : kir::Op::Min, v, acc_var)));
   } else {
-    line(chunk_buffer + "[" + chunk_j + "] = " + v + ";");
+    add(kir::store_stmt(array, j, v));
     close();
-  }
-  if (!chunk_buffer.empty() && !sum) {
-    line(acc + " = orchid_fold<" + (node.op == "ReduceMax" ? "true" : "false") + ">(" + chunk_buffer + ", " +
-         chunk_count + ", " + acc + ");");
+    add(kir::fold_stmt(acc, reduce, array, count));
     close();
-  } else if (!chunk_buffer.empty()) {
-    const std::string lanes = std::to_string(kLanes);
-    const std::string part = chunk_buffer + "_part";
-    line("double " + part + "[" + lanes + "] = {};");
-    line("int64_t j = 0;");
-    open("for (; j + " + lanes + " <= " + chunk_count + "; j += " + lanes + ") {");
-    line("for (int l = 0; l < " + lanes + "; ++l) " + part + "[l] += double(" + chunk_buffer + "[j + l]);");
-    close();
-    line("for (; j < " + chunk_count + "; ++j) " + part + "[0] += double(" + chunk_buffer + "[j]);");
-    line("for (int l = 0; l < " + lanes + "; ++l) " + acc + " += " + part + "[l];");
-    close();
+    --loops;
   }
   for (size_t k = 0; k < loops; ++k) close();
-  line(store + " = float(" + acc + ");");
+  add(kir::store_stmt(buffer, store_at, kir::cast(Type::F32, acc_var)));
 }
 
-std::string KernelWriter::write(const std::string& symbol) {
-  lines_.clear();
+kir::Kernel Lowering::lower() {
+  kernel_ = kir::Kernel();
+  kernel_.name = group_.name;
+  open_.assign(1, kir::block_stmt(""));
   scopes_.assign(1, {});
-  local_decls_.clear();
-  table_decls_.clear();
   tables_.clear();
   table_values_.clear();
   composed_.clear();
   table_reads_.clear();
-  lines_.push_back("extern \"C\" void " + symbol + "(const void* const* inputs, void* const* outputs) {");
+  counter_ = 0;
+  row_nest_ = RowNest();
   declare_buffers();
   for (ValueId value : stages_) write_stage(value);
-  lines_.insert(lines_.begin() + long(table_decls_at_), table_decls_.begin(), table_decls_.end());
-  lines_.push_back("}");
-  std::string text;
-  for (const std::string& l : lines_) text += l + "\n";
-  return text;
+  kernel_.body = std::move(open_.back().body);
+  open_.clear();
+  kir::hoist_invariants(kernel_.body);
+  return std::move(kernel_);
 }
 
 }  // namespace orchid::codegen::cpu::detail

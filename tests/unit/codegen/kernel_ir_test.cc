@@ -1,0 +1,373 @@
+// The kernel IR (codegen/kernel_ir): literal folding, the hoisting pass, and
+// golden texts of kernels the CPU lowering makes from fused groups (softmax,
+// LayerNorm, a head transpose, a bilinear resize, a max pool, an offset sum).
+// Whether the code they become computes the right values is
+// codegen_cpu_test.cc's business; these fix the loop structure and the
+// schedule, so that a change to either shows in review.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <iostream>
+
+#include "../runtime/runtime_test_util.h"
+#include "codegen/cpu/emitter.h"
+#include "codegen/cpu/render.h"
+#include "codegen/kernel_ir/hoist.h"
+#include "codegen/kernel_ir/printer.h"
+#include "fission/fission.h"
+
+namespace orchid::codegen::kir {
+namespace {
+
+using runtime::testing::GraphBuilder;
+
+TEST(KernelIr, IndexArithmeticFoldsLiterals) {
+  const Expr i = var("i");
+  EXPECT_EQ(to_string(add(i, 0)), "i");
+  EXPECT_EQ(to_string(add(add(i, 2), 3)), "(i + 5)");
+  EXPECT_EQ(to_string(add(add(i, 2), -5)), "(i - 3)");
+  EXPECT_EQ(to_string(mul(i, 1)), "i");
+  EXPECT_EQ(to_string(mul(i, 0)), "0");
+  EXPECT_EQ(to_string(div(mul(int_const(6), 4), 8)), "3");
+  EXPECT_EQ(to_string(mod(i, 1)), "0");
+  EXPECT_EQ(to_string(add(int_const(4), mul(i, 3))), "((i * 3) + 4)");
+  EXPECT_EQ(to_string(clamp(int_const(9), 0, 4)), "4");
+  EXPECT_EQ(to_string(clamp(i, 0, 4)), "min(max(i, 0), 4)");
+  EXPECT_EQ(to_string(float_const(0.5)), "0.5f");
+  EXPECT_EQ(to_string(float_const(0, Type::F64)), "0.0");
+  EXPECT_EQ(to_string(select(binary(Op::Lt, i, int_const(3)), load("x", Type::F32, i), float_const(1))),
+            "((i < 3) ? x[i] : 1.0f)");
+  EXPECT_EQ(to_string(cast(Type::F32, var("acc", Type::F64))), "f32(acc)");
+  EXPECT_EQ(to_string(cast(Type::F32, var("v", Type::F32))), "v");
+}
+
+// A loop body: a row-invariant let moves out (and on out of the outer loop
+// when it names neither loop variable); one that names the loop variable,
+// an accumulator or a let that stays does not.
+TEST(KernelIr, HoistingMovesInvariantLetsOutOfLoops) {
+  Stmt outer = loop_stmt("o", int_const(0), int_const(4));
+  Stmt inner = loop_stmt("i", int_const(0), int_const(8));
+  inner.body.push_back(let_stmt("t0", Type::I64, mul(var("o"), 8)));
+  inner.body.push_back(let_stmt("t1", Type::F32, load("in1", Type::F32, var("t0"))));
+  inner.body.push_back(let_stmt("t2", Type::I64, add(var("t0"), var("i"))));
+  inner.body.push_back(let_stmt("t3", Type::F32, call("Exp", Type::F32, {float_const(2)})));
+  inner.body.push_back(let_stmt("t4", Type::I64, add(var("t2"), 1)));
+  inner.body.push_back(let_stmt("acc", Type::F64, float_const(0, Type::F64), true));
+  inner.body.push_back(assign_stmt("acc", add(var("acc", Type::F64), var("t1"))));
+  inner.body.push_back(let_stmt("t5", Type::F64, var("acc", Type::F64)));
+  inner.body.push_back(store_stmt("out0", var("t2"), var("t1")));
+  inner.body.push_back(let_stmt("t6", Type::F32, load("out0", Type::F32, var("t0"))));
+  outer.body.push_back(std::move(inner));
+  Block block = {std::move(outer)};
+  hoist_invariants(block);
+  EXPECT_EQ(print(block),
+            "let t3: f32 = Exp(2.0f)\n"
+            "for o in [0, 4):\n"
+            "  let t0: i64 = (o * 8)\n"
+            "  let t1: f32 = in1[t0]\n"
+            "  for i in [0, 8):\n"
+            "    let t2: i64 = (t0 + i)\n"
+            "    let t4: i64 = (t2 + 1)\n"
+            "    var acc: f64 = 0.0\n"
+            "    acc = (acc + t1)\n"
+            "    let t5: f64 = acc\n"
+            "    out0[t2] = t1\n"
+            "    let t6: f32 = out0[t0]\n");
+}
+
+TEST(KernelIr, RegionsAreNotCrossed) {
+  Stmt region = region_stmt("y = Exp", true, 1 << 20);
+  Stmt loop = loop_stmt("i", int_const(0), int_const(8), 1, LoopRole::Shared);
+  loop.body.push_back(let_stmt("t0", Type::F32, load("in0", Type::F32, int_const(0))));
+  region.body.push_back(std::move(loop));
+  Block block = {std::move(region)};
+  hoist_invariants(block);
+  EXPECT_EQ(print(block),
+            "region \"y = Exp\" parallel (work 1048576):\n"
+            "  let t0: f32 = in0[0]\n"
+            "  for i in [0, 8) shared:\n");
+}
+
+// The kernel of all primitives of `original` after fission, printed.
+std::string lowered(const Graph& original) {
+  const Graph primitives = fission::fission(original);
+  std::vector<size_t> nodes(primitives.nodes().size());
+  for (size_t i = 0; i < nodes.size(); ++i) nodes[i] = i;
+  runtime::KernelGroup group = runtime::make_group(primitives, nodes);
+  group.name = "k";
+  const std::string text = print(cpu::lower_kernel(primitives, group));
+  if (std::getenv("ORCHID_PRINT_KERNEL_IR")) std::cout << text;
+  return text;
+}
+
+using fission::testing::attrs;
+using fission::testing::one_node_graph;
+using fission::testing::var;
+
+TEST(KernelIr, GoldenSoftmax) {
+  EXPECT_EQ(lowered(one_node_graph("Softmax", {var({3, 10})}, attrs({{"axis", int64_t(-1)}}))), R"(kernel k
+  in0: f32[30] input 0
+  out0: f32[30] output 0
+  scratch0: f32[3] scratch
+  scratch1: f32[30] scratch
+  scratch2: f32[3] scratch
+region "Softmax0/ReduceMax_1:0 = ReduceMax; Softmax0/Exp_3:0 = Exp; Softmax0/ReduceSum_5:0 = ReduceSum; out0 = Div" serial (work 120):
+  for o in [0, 3) shared:
+    var acc3: f32 = -inf
+    for r4b in [0, 10) step 256:
+      let t5: i64 = min(256, (10 - r4b))
+      array r4buf: f32[256]
+      for r4j in [0, t5):
+        let t6: i64 = (r4b + r4j)
+        let t7: i64 = ((o * 10) + t6)
+        let t8: f32 = in0[t7]
+        r4buf[r4j] = t8
+      acc3 = fold max r4buf[0, t5) into acc3
+    scratch0[o] = acc3
+    let t11: f32 = scratch0[o]
+    for i in [0, 10):
+      let t9: i64 = ((o * 10) + i)
+      let t10: f32 = in0[t9]
+      let t12: f32 = (t10 - t11)
+      let t13: f32 = Exp(t12)
+      scratch1[t9] = t13
+    var acc14: f64 = 0.0
+    for r15b in [0, 10) step 256:
+      let t16: i64 = min(256, (10 - r15b))
+      array r15buf: f32[256]
+      for r15j in [0, t16):
+        let t17: i64 = (r15b + r15j)
+        let t18: i64 = ((o * 10) + t17)
+        let t19: f32 = scratch1[t18]
+        r15buf[r15j] = t19
+      acc14 = fold sum r15buf[0, t16) into acc14
+    scratch2[o] = f32(acc14)
+    let t22: f32 = scratch2[o]
+    for i in [0, 10):
+      let t20: i64 = ((o * 10) + i)
+      let t21: f32 = scratch1[t20]
+      let t23: f32 = (t21 / t22)
+      out0[t20] = t23
+)");
+}
+
+TEST(KernelIr, GoldenLayerNorm) {
+  EXPECT_EQ(lowered(one_node_graph("LayerNormalization", {var({4, 12}), var({12}), var({12})},
+                                   attrs({{"axis", int64_t(-1)}}))),
+            R"(kernel k
+  in0: f32[48] input 0
+  in2: f32[1] input 2
+  in4: f32[1] input 4
+  in5: f32[1] input 5
+  in6: f32[12] input 6
+  in7: f32[12] input 7
+  out0: f32[48] output 0
+  scratch0: f32[4] scratch
+  scratch1: f32[4] scratch
+region "LayerNormalization0/ReduceSum_2:0 = ReduceSum; LayerNormalization0/ReduceSum_8:0 = ReduceSum; out0 = Add" serial (work 144):
+  for o in [0, 4) shared:
+    var acc2: f64 = 0.0
+    for r3b in [0, 12) step 256:
+      let t4: i64 = min(256, (12 - r3b))
+      array r3buf: f32[256]
+      for r3j in [0, t4):
+        let t5: i64 = (r3b + r3j)
+        let t6: i64 = ((o * 12) + t5)
+        let t7: f32 = in0[t6]
+        r3buf[r3j] = t7
+      acc2 = fold sum r3buf[0, t4) into acc2
+    scratch0[o] = f32(acc2)
+    var acc8: f64 = 0.0
+    let t14: f32 = scratch0[o]
+    let t15: f32 = (t14 / 12.0f)
+    for r9b in [0, 12) step 256:
+      let t10: i64 = min(256, (12 - r9b))
+      array r9buf: f32[256]
+      for r9j in [0, t10):
+        let t11: i64 = (r9b + r9j)
+        let t12: i64 = ((o * 12) + t11)
+        let t13: f32 = in0[t12]
+        let t16: f32 = (t13 - t15)
+        let t17: f32 = (t16 * t16)
+        r9buf[r9j] = t17
+      acc8 = fold sum r9buf[0, t10) into acc8
+    scratch1[o] = f32(acc8)
+    let t20: f32 = scratch0[o]
+    let t21: f32 = (t20 / 12.0f)
+    let t23: f32 = scratch1[o]
+    let t24: f32 = (t23 / 12.0f)
+    let t25: f32 = (t24 + 9.99999975e-06f)
+    let t26: f32 = Sqrt(t25)
+    let t27: f32 = Reciprocal(t26)
+    for i in [0, 12):
+      let t18: i64 = ((o * 12) + i)
+      let t19: f32 = in0[t18]
+      let t22: f32 = (t19 - t21)
+      let t28: f32 = (t22 * t27)
+      let t29: f32 = in6[i]
+      let t30: f32 = (t28 * t29)
+      let t31: f32 = in7[i]
+      let t32: f32 = (t30 + t31)
+      out0[t18] = t32
+)");
+}
+
+// A [1, 8, 64] activation split into 4 heads of 16: [1, 4, 8, 16].
+TEST(KernelIr, GoldenHeadTranspose) {
+  GraphBuilder b;
+  ValueId x = b.input("x", {1, 8, 64});
+  ValueId r = b.op("Reshape", {x, b.g.add_constant("shape", Tensor::vector_i64({1, 8, 4, 16}))});
+  ValueId t = b.op("Transpose", {r}, attrs({{"perm", std::vector<int64_t>{0, 2, 1, 3}}}));
+  EXPECT_EQ(lowered(b.finish(b.op("Relu", {t}))), R"(kernel k
+  in0: f32[512] input 0
+  out0: f32[512] output 0
+region "Relu2_out0 = Relu" serial (work 512):
+  for o in [0, 32) shared:
+    let t0: i64 = (o % 8)
+    let t1: i64 = (o / 8)
+    for i in [0, 16):
+      let t2: i64 = ((o * 16) + i)
+      let t3: i64 = (((t0 * 64) + (t1 * 16)) + i)
+      let t4: f32 = in0[t3]
+      let t5: f32 = Relu(t4)
+      out0[t2] = t5
+)");
+}
+
+TEST(KernelIr, GoldenBilinearResize) {
+  EXPECT_EQ(lowered(one_node_graph("Resize", {var({1, 2, 3, 4}), fission::testing::none(),
+                                              fission::testing::cst(DType::Float32, {4}, std::vector<float>{1, 1, 2, 2})},
+                                   attrs({{"mode", std::string("linear")}}))),
+            R"(kernel k
+  in0: f32[24] input 0
+  in2: f32[6] input 2
+  in4: f32[6] input 4
+  in6: f32[8] input 6
+  in8: f32[8] input 8
+  out0: f32[96] output 0
+  table0: i64[6] table {0, 0, 0, 1, 1, 2}
+  table1: i64[6] table {0, 1, 1, 2, 2, 2}
+  table2: i64[8] table {0, 0, 0, 1, 1, 2, 2, 3}
+  table3: i64[8] table {0, 1, 1, 2, 2, 3, 3, 3}
+region "out0 = Add" serial (work 96):
+  for o in [0, 12) shared:
+    let t0: i64 = (o % 6)
+    let t1: i64 = (o / 6)
+    let t4: i64 = table0[t0]
+    let t7: f32 = in2[t0]
+    let t9: i64 = table1[t0]
+    let t12: f32 = in4[t0]
+    for i in [0, 8):
+      let t2: i64 = ((o * 8) + i)
+      let t3: i64 = table2[i]
+      let t5: i64 = (((t1 * 12) + (t4 * 4)) + t3)
+      let t6: f32 = in0[t5]
+      let t8: f32 = (t6 * t7)
+      let t10: i64 = (((t1 * 12) + (t9 * 4)) + t3)
+      let t11: f32 = in0[t10]
+      let t13: f32 = (t11 * t12)
+      let t14: f32 = (t8 + t13)
+      let t15: f32 = in6[i]
+      let t16: f32 = (t14 * t15)
+      let t17: i64 = table3[i]
+      let t18: i64 = (((t1 * 12) + (t4 * 4)) + t17)
+      let t19: f32 = in0[t18]
+      let t20: f32 = (t19 * t7)
+      let t21: i64 = (((t1 * 12) + (t9 * 4)) + t17)
+      let t22: f32 = in0[t21]
+      let t23: f32 = (t22 * t12)
+      let t24: f32 = (t20 + t23)
+      let t25: f32 = in8[i]
+      let t26: f32 = (t24 * t25)
+      let t27: f32 = (t16 + t26)
+      out0[t2] = t27
+)");
+}
+
+TEST(KernelIr, GoldenMaxPool) {
+  EXPECT_EQ(lowered(one_node_graph("MaxPool", {var({1, 2, 5, 6})},
+                                   attrs({{"kernel_shape", std::vector<int64_t>{3, 3}},
+                                          {"pads", std::vector<int64_t>{1, 1, 1, 1}},
+                                          {"strides", std::vector<int64_t>{2, 2}}}))),
+            R"(kernel k
+  in0: f32[60] input 0
+  in2: f32[1] input 2
+  out0: f32[18] output 0
+  scratch0: f32[112] scratch
+region "MaxPool0/Pad_2:0 = Pad" serial (work 112):
+  for o in [0, 14) shared:
+    let t1: i64 = (o % 7)
+    let t2: i64 = (o / 7)
+    let t4: i64 = (t1 - 1)
+    for i in [0, 8):
+      let t3: i64 = ((o * 8) + i)
+      let t5: i64 = (i - 1)
+      let t6: i64 = (((t2 * 30) + (t4 * 6)) + t5)
+      let t7: f32 = (((((t4 >= 0) && (t4 < 5)) && (t5 >= 0)) && (t5 < 6)) ? in0[t6] : -inf)
+      scratch0[t3] = t7
+region "out0 = Max" serial (work 18):
+  for o in [0, 6) shared:
+    let t8: i64 = (o % 3)
+    let t9: i64 = (o / 3)
+    for i in [0, 3):
+      let t10: i64 = ((o * 3) + i)
+      let t11: i64 = (((t9 * 56) + ((t8 * 2) * 8)) + (i * 2))
+      let t12: f32 = scratch0[t11]
+      let t13: i64 = (((t9 * 56) + ((t8 * 2) * 8)) + ((i * 2) + 1))
+      let t14: f32 = scratch0[t13]
+      let t15: f32 = max(t12, t14)
+      let t16: i64 = (((t9 * 56) + ((t8 * 2) * 8)) + ((i * 2) + 2))
+      let t17: f32 = scratch0[t16]
+      let t18: f32 = max(t15, t17)
+      let t19: i64 = (((t9 * 56) + (((t8 * 2) + 1) * 8)) + (i * 2))
+      let t20: f32 = scratch0[t19]
+      let t21: i64 = (((t9 * 56) + (((t8 * 2) + 1) * 8)) + ((i * 2) + 1))
+      let t22: f32 = scratch0[t21]
+      let t23: f32 = max(t20, t22)
+      let t24: i64 = (((t9 * 56) + (((t8 * 2) + 1) * 8)) + ((i * 2) + 2))
+      let t25: f32 = scratch0[t24]
+      let t26: f32 = max(t23, t25)
+      let t27: f32 = max(t18, t26)
+      let t28: i64 = (((t9 * 56) + (((t8 * 2) + 2) * 8)) + (i * 2))
+      let t29: f32 = scratch0[t28]
+      let t30: i64 = (((t9 * 56) + (((t8 * 2) + 2) * 8)) + ((i * 2) + 1))
+      let t31: f32 = scratch0[t30]
+      let t32: f32 = max(t29, t31)
+      let t33: i64 = (((t9 * 56) + (((t8 * 2) + 2) * 8)) + ((i * 2) + 2))
+      let t34: f32 = scratch0[t33]
+      let t35: f32 = max(t32, t34)
+      let t36: f32 = max(t27, t35)
+      out0[t10] = t36
+)");
+}
+
+// A derived form's offset sum: shifted windows of one input added.
+TEST(KernelIr, GoldenOffsetSum) {
+  GraphBuilder b;
+  ValueId x = b.input("x", {2, 10});
+  auto window = [&](int64_t start) {
+    return b.op("Slice", {x, b.g.add_constant("s" + std::to_string(start), Tensor::vector_i64({start})),
+                          b.g.add_constant("e" + std::to_string(start), Tensor::vector_i64({start + 8})),
+                          b.g.add_constant("a" + std::to_string(start), Tensor::vector_i64({1}))});
+  };
+  EXPECT_EQ(lowered(b.finish(b.op("Add", {b.op("Add", {window(0), window(1)}), window(2)}))), R"(kernel k
+  in0: f32[20] input 0
+  out0: f32[16] output 0
+region "Add4_out0 = Add" serial (work 16):
+  for o in [0, 2) shared:
+    for i in [0, 8):
+      let t0: i64 = ((o * 8) + i)
+      let t1: i64 = ((o * 10) + i)
+      let t2: f32 = in0[t1]
+      let t3: i64 = ((o * 10) + (i + 1))
+      let t4: f32 = in0[t3]
+      let t5: f32 = (t2 + t4)
+      let t6: i64 = ((o * 10) + (i + 2))
+      let t7: f32 = in0[t6]
+      let t8: f32 = (t5 + t7)
+      out0[t0] = t8
+)");
+}
+
+}  // namespace
+}  // namespace orchid::codegen::kir
