@@ -609,6 +609,13 @@ TEST(CodegenCpu, DISABLED_Benchmark) {
     ValueId t = b.op("Add", {b.op("Mul", {x, b.constant({64, 1, 1})}), b.constant({64, 1, 1})});
     return b.finish(b.op("Mul", {t, b.op("Sigmoid", {t})}));
   }());
+  graphs.emplace_back("mish_1x64x128x128", mish({1, 64, 128, 128}));
+  graphs.emplace_back("bilinear_x4_1x64x32x32", one_node_graph("Resize", {var({1, 64, 32, 32}), none(),
+                                                                          cst(DType::Float32, {4}, std::vector<float>{1, 1, 4, 4})},
+                                                               attrs({{"mode", std::string("linear")}})));
+  graphs.emplace_back("nearest_x2_1x64x64x64", one_node_graph("Resize", {var({1, 64, 64, 64}), none(),
+                                                                         cst(DType::Float32, {4}, std::vector<float>{1, 1, 2, 2})},
+                                                              attrs({{"mode", std::string("nearest")}})));
   std::vector<Case> cases;
   std::string source = emit_library(Graph(), {});
   for (auto& [name, g] : graphs) {
