@@ -5,6 +5,7 @@
 // (lower_layout.cc).
 #include <cmath>
 #include <map>
+#include <optional>
 
 #include "codegen/cpu/lower_internal.h"
 #include "support/error.h"
@@ -158,10 +159,52 @@ Expr Lowering::compute(ValueId value, Index index) {
   return result;
 }
 
+namespace {
+
+bool is_scalar_constant(const Graph& graph, ValueId id, double value) {
+  const Value& v = graph.value(id);
+  return v.is_constant() && v.constant->defined() && v.type.numel() == 1 && v.constant->at_f64(0) == value;
+}
+
+}  // namespace
+
+const Node* Lowering::producer_in_group(ValueId value, const std::string& op) const {
+  auto it = producer_.find(value);
+  if (it == producer_.end() || buffer_.count(value)) return nullptr;
+  const Node& node = graph_.nodes()[it->second];
+  return node.op == op ? &node : nullptr;
+}
+
+// Fission's stable softplus: max(x, 0) + ln(e^-|x| + 1), every value of x's
+// shape and inlined (not loaded).
+std::optional<ValueId> Lowering::softplus_argument(ValueId value) const {
+  const Node* add = producer_in_group(value, "Add");
+  if (!add) return std::nullopt;
+  for (size_t k = 0; k < 2; ++k) {
+    const Node* max = producer_in_group(add->inputs[k], "Max");
+    const Node* log = producer_in_group(add->inputs[1 - k], "Log");
+    if (!max || !log || !is_scalar_constant(graph_, max->inputs[1], 0)) continue;
+    const ValueId x = max->inputs[0];
+    const Node* plus_one = producer_in_group(log->inputs[0], "Add");
+    if (!plus_one || !is_scalar_constant(graph_, plus_one->inputs[1], 1)) continue;
+    const Node* exp = producer_in_group(plus_one->inputs[0], "Exp");
+    const Node* neg = exp ? producer_in_group(exp->inputs[0], "Neg") : nullptr;
+    const Node* abs = neg ? producer_in_group(neg->inputs[0], "Abs") : nullptr;
+    if (!abs || abs->inputs[0] != x || graph_.type(x).shape != graph_.type(value).shape) continue;
+    return x;
+  }
+  return std::nullopt;
+}
+
 Expr Lowering::compute_elementwise(const Node& node, ValueId value, Index& index) {
   const Shape& out = graph_.type(value).shape;
   const Type type = data_type(graph_.type(value).dtype);
   std::vector<Expr> args;
+  if (node.op == "Tanh") {
+    if (std::optional<ValueId> x = softplus_argument(node.inputs[0])) {
+      return let(type, kir::call("TanhSoftplus", type, {value_at(*x, index)}));
+    }
+  }
   for (ValueId input : node.inputs) args.push_back(value_at(input, broadcast_index(input, out, index)));
   if (node.op == "Where") return let(type, kir::select(args[0], args[1], args[2]));
   if (node.op == "IsInf") {

@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -58,6 +59,11 @@ class Lowering {
   // The same for a value computed by its producer node (not loaded).
   Expr compute(ValueId value, Index index);
   Expr compute_elementwise(const Node& node, ValueId value, Index& index);
+  // The node of the group that computes `value` by `op`, when it is inlined.
+  const Node* producer_in_group(ValueId value, const std::string& op) const;
+  // x when `value` is fission's softplus of x (then tanh of it is one
+  // function of x: fast_math::tanh_softplus, Mish's factor).
+  std::optional<ValueId> softplus_argument(ValueId value) const;
   // ---- lower_layout.cc
   Expr compute_layout(const Node& node, ValueId value, Index& index);
   Expr inline_transpose(const Node& node, const std::vector<Expr>& dims);

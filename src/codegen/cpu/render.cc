@@ -48,7 +48,7 @@ const std::map<std::string, std::string>& function_templates() {
       {"Sinh", "std::sinh(x)"}, {"Cosh", "std::cosh(x)"}, {"Asinh", "std::asinh(x)"},
       {"Acosh", "std::acosh(x)"}, {"Atanh", "std::atanh(x)"}, {"Erf", "fm::erf(x)"},
       {"Sign", "(x > 0.0f ? 1.0f : (x < 0.0f ? -1.0f : x))"}, {"Tanh", "fm::tanh(x)"},
-      {"Sigmoid", "fm::sigmoid(x)"}, {"Relu", "(x < 0.0f ? 0.0f : x)"}, {"IsNaN", "(x != x)"},
+      {"Sigmoid", "fm::sigmoid(x)"}, {"TanhSoftplus", "fm::tanh_softplus(x)"}, {"Relu", "(x < 0.0f ? 0.0f : x)"}, {"IsNaN", "(x != x)"},
       {"IsInf", "std::isinf(x)"}, {"IsPosInf", "(x == std::numeric_limits<float>::infinity())"},
       {"IsNegInf", "(x == -std::numeric_limits<float>::infinity())"},
       {"Pow", "float(std::pow(double(a), double(b)))"},

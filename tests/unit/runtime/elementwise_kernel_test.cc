@@ -2,12 +2,15 @@
 // the interpreter: every operator on float32 with equal shapes, a scalar
 // operand and mid-axis broadcasting; integer and bool dtypes; Cast between
 // pairs of dtypes; NaN/inf handling; and the float32 Exp/Sigmoid/Tanh/Erf
-// approximations swept over the float range against double-precision <cmath>.
+// approximations (and Mish's tanh of softplus) swept over the float range
+// against double-precision <cmath>.
 #include <cmath>
 #include <cstring>
+#include <iostream>
 #include <limits>
 #include <random>
 
+#include "runtime/kernels/cpu/elementwise_math.h"
 #include "runtime/kernels/cpu/registry.h"
 #include "runtime_test_util.h"
 
@@ -324,6 +327,27 @@ TEST(ElementwiseKernel, FastMathAccuracySweep) {
     EXPECT_LT(max_relative, std::string(op) == "Erf" ? 1e-7 : 2.39e-7) << "at x=" << worst;
     std::cout << "[ accuracy ] " << op << ": max relative error " << max_relative << " at x=" << worst << "\n";
   }
+}
+
+// Mish's factor tanh(softplus x) as one exponential (generated kernels use
+// it for fission's softplus under a tanh): a few ulp over the sweep, 0 for
+// x = -inf, 1 for +inf, NaN for NaN.
+TEST(ElementwiseKernel, FastMathTanhSoftplusSweep) {
+  double max_relative = 0;
+  float worst = 0;
+  for (float x : sweep()) {
+    const double want = std::tanh(std::log1p(std::exp(double(x))));
+    const double got = cpu::fast_math::tanh_softplus(x);
+    if (std::isnan(want)) {
+      EXPECT_TRUE(std::isnan(got)) << "x=" << x;
+    } else if (std::fabs(want) < std::numeric_limits<float>::min()) {
+      EXPECT_LE(std::fabs(got - want), std::numeric_limits<float>::denorm_min()) << "x=" << x;
+    } else if (const double relative = std::fabs(got - want) / want; relative > max_relative) {
+      max_relative = relative, worst = x;
+    }
+  }
+  std::cout << "[ accuracy ] tanh_softplus: max relative error " << max_relative << " at x=" << worst << "\n";
+  EXPECT_LT(max_relative, 4.8e-7) << "at x=" << worst;
 }
 
 }  // namespace

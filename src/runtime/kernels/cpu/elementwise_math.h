@@ -121,6 +121,19 @@ inline float tanh(float x) {
   return x != x ? x : std::copysign(magnitude, x);
 }
 
+// tanh(ln(1 + e^x)), Mish's factor, as a rational function of one
+// exponential: with e = e^-|x| in (0, 1], (1 + 2e) / (1 + 2e + 2e^2) for
+// x >= 0 and e (2 + e) / (2 + 2e + e^2) below; sums of positive terms, so
+// no cancellation (a few ulp), where tanh of the softplus takes three
+// transcendental functions.
+inline float tanh_softplus(float x) {
+  const float e = exp(-std::fabs(x));
+  const bool positive = x >= 0.0f;
+  const float num = positive ? std::fma(2.0f, e, 1.0f) : e * (2.0f + e);
+  const float den = positive ? std::fma(2.0f * e, e, std::fma(2.0f, e, 1.0f)) : std::fma(e, e, std::fma(2.0f, e, 2.0f));
+  return num / den;
+}
+
 // erf(x) = x g(x^2) with g(t) = erf(sqrt t) / sqrt t, an entire function
 // that a degree-22 Chebyshev series approximates on t in [0, 16] to 1e-13
 // (relative error below 6e-13, as g >= 0.22 there); Clenshaw's recurrence
