@@ -38,7 +38,12 @@ std::unique_ptr<Kernel> make_where_kernel(const ElementwiseNode& node) {
   if (node.input_types.size() != 3 || node.input_types[0].dtype != DType::Bool) return nullptr;
   std::unique_ptr<Kernel> kernel;
   visit_storage_size(dtype_size(node.output_type.dtype), [&]<typename T>() {
-    kernel = make_map_kernel<T, bool, T, T>(node, [](bool c, T x, T y) { return c ? x : y; });
+    // A mask, not a select: GCC keeps `c ? x : y` as a branch here, which
+    // data with mixed signs mispredicts (FSRCNN's PReLU: 5.6 ms against 1.2).
+    kernel = make_map_kernel<T, bool, T, T>(node, [](bool c, T x, T y) {
+      const T mask = T(T(0) - T(c));
+      return T((x & mask) | (y & T(~mask)));
+    });
   });
   return kernel;
 }
