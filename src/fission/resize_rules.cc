@@ -15,8 +15,8 @@
 // tf_crop_and_resize's extrapolation_value is applied last with one Where and
 // a constant mask. Linear/cubic weights are applied in float32 (float64 for
 // float64 inputs); the reference accumulates in double. Exact for finite
-// inputs; a slot a coordinate does not use reads index 0 with weight 0, so an
-// infinite input there gives NaN where the reference skips the tap.
+// inputs; a slot a coordinate does not use reads the next index with weight
+// 0, so an infinite input there gives NaN where the reference skips the tap.
 // tf_crop_and_resize with a roi known only at run time evaluates the same
 // coordinate formulas with elementwise primitives into run-time Gather
 // indices (nearest and linear modes).
@@ -108,13 +108,18 @@ ValueId gather(FissionBuilder& b, ValueId x, const std::vector<int64_t>& index, 
 ValueId weighted_gathers(FissionBuilder& b, ValueId x, const std::vector<ResizeTaps>& taps, size_t axis, size_t slots) {
   DType dtype = b.dtype(x);
   Shape wshape = along_axis(int64_t(taps.size()), axis, b.rank(x));
+  const int64_t last = b.shape(x)[axis] - 1;
   ValueId acc = kNoValue;
   for (size_t j = 0; j < slots; ++j) {
     std::vector<int64_t> index;
     Tensor weight(dtype, wshape);
     for (size_t o = 0; o < taps.size(); ++o) {
       bool has = j < taps[o].index.size();
-      index.push_back(has ? taps[o].index[j] : 0);
+      // A slot the coordinate does not use reads the next index with weight
+      // 0: the table stays affine along the axis (generated kernels read it
+      // at affine addresses, codegen/cpu/lower_schedule.cc).
+      const int64_t unused = taps[o].index.empty() ? 0 : std::min(taps[o].index.back() + 1, last);
+      index.push_back(has ? taps[o].index[j] : unused);
       weight.set_f64(int64_t(o), has ? taps[o].weight[j] : 0.0);
     }
     ValueId term = b.binary("Mul", gather(b, x, index, axis), b.constant(std::move(weight)));

@@ -138,6 +138,7 @@ Expr Lowering::value_at(ValueId value, Index index) {
 }
 
 Expr Lowering::load_buffer(ValueId value, Index& index) {
+  stage_reads_.insert(value);
   if (row_nest_.open && row_nest_.members.count(value) && !in_row(value, index)) reads_in_row_ = false;
   const TensorType& t = graph_.type(value);
   return kir::load(buffer_.at(value), data_type(t.dtype), linear_of(t.shape, index));

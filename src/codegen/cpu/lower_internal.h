@@ -106,16 +106,22 @@ class Lowering {
     bool concat = false;
   };
   // A range of the inner loop where every table read at the inner index is
-  // table[i] == i + offset: loads at affine addresses (contiguous,
-  // vectorizable) instead of through the table.
+  // affine: table[i] == i + offset (period 1: a pad's interior), or, with
+  // i = period k + p, table[i] == k + offset[p] (an upsampling by `period`:
+  // the loop runs over k, one copy of the body per phase p). Loads at affine
+  // addresses (contiguous, vectorizable) instead of through the table.
   struct InnerRun {
-    int64_t begin = 0, end = 0;
-    std::map<std::string, int64_t> offsets;  // table -> offset
+    int64_t begin = 0, end = 0;  // in elements of the inner range
+    int64_t period = 1;
+    std::map<std::string, std::vector<int64_t>> offsets;  // table -> offset per phase
   };
   void write_stage_loops(const Node& node, ValueId value, const StagePart& part, size_t split,
                          const std::vector<InnerRun>& runs);
-  // The runs of [0, inner) over which every table in inner_tables_ is affine.
+  // The runs of [0, inner) over which every table in inner_tables_ is
+  // affine, with the smallest period that gives few, long ones; none if no
+  // period does.
   std::vector<InnerRun> affine_runs(int64_t inner) const;
+  std::vector<InnerRun> affine_runs(int64_t inner, int64_t period) const;
   // The transcendental values to compute chunk by chunk, in order: two or
   // more, each inlined only at the stage's own element (expensive_reads_).
   std::vector<ValueId> chunkable() const;
@@ -126,6 +132,7 @@ class Lowering {
   // in cache, instead of each pass over the whole tensor.
   struct RowNest {
     bool open = false;
+    size_t region = 0;  // its Region's place in the kernel's body
     Shape shape;       // its first stage's loop shape
     size_t split = 0;  // its first stage's: rows are shape[0, split)
     int64_t rows = 0;
@@ -138,8 +145,13 @@ class Lowering {
   // stage's row.
   bool in_row(ValueId value, const Index& index) const;
   // The stage just lowered (the last statement) into the nest's row loop
-  // when it can join, else it opens a new nest (or none).
-  void join_row_nest(ValueId value, const Shape& shape, size_t split);
+  // when it can join, else it opens a new nest (or none: `row_stage` false,
+  // a tiled transpose).
+  void join_row_nest(ValueId value, const Shape& shape, size_t split, bool row_stage = true);
+  // A nest's stored values that only its own stages read (softmax's
+  // exponentials) become per-row arrays of the row loop: no scratch buffer,
+  // the row stays in L1.
+  void contract_row_values();
   void write_reduction_body(const Node& node, ValueId value, Index& index, const std::string& buffer,
                             const Expr& store_at);
   // Statements go to the innermost open statement's body.
@@ -162,7 +174,8 @@ class Lowering {
   std::map<std::string, std::pair<std::string, Expr>> table_reads_;  // local -> (table, at)
   std::string inner_var_;                 // the inner loop's index when it walks one dimension
   std::set<std::string> inner_tables_;    // tables read at inner_var_ in the stage being written
-  std::map<std::string, int64_t> run_offsets_;  // inside an InnerRun: its offsets
+  std::map<std::string, int64_t> run_offsets_;  // inside an InnerRun: its offsets for the phase being lowered
+  Expr run_base_;                               // ... and what they add to (i, or k for a period)
   // Transcendental values inlined in the stage being written, in the order
   // they were completed, and whether each was read at the stage's own element.
   std::vector<std::pair<ValueId, bool>> expensive_reads_;
@@ -170,6 +183,9 @@ class Lowering {
   std::vector<ValueId> chunked_;                 // chunked lowering: these values per chunk
   std::map<ValueId, std::string> chunk_buffers_;  // inside a chunk: value -> its array
   RowNest row_nest_;
+  std::vector<RowNest> closed_nests_;  // every nest, for contract_row_values
+  std::set<ValueId> escaped_;          // nest values read outside their nest
+  std::set<ValueId> stage_reads_;      // the buffers the stage being lowered reads
   bool reads_in_row_ = true;        // the stage being lowered reads the nest's values in its row only
   std::vector<Expr> row_dims_;      // the stage being lowered: its row's outer indices
   Shape stage_shape_;               // ... its loop shape

@@ -200,7 +200,7 @@ Expr Lowering::table_index(const std::string& table, const Expr& at) {
   if (kir::is_int_const(at, &literal)) return kir::int_const(table_values_.at(table).at(size_t(literal)));
   if (!inner_var_.empty() && kir::is_var(at, inner_var_)) {
     inner_tables_.insert(table);
-    if (auto run = run_offsets_.find(table); run != run_offsets_.end()) return kir::add(at, run->second);
+    if (auto run = run_offsets_.find(table); run != run_offsets_.end()) return kir::add(run_base_, run->second);
   }
   const Expr local = let(kir::Type::I64, kir::load(table, kir::Type::I64, at));
   if (kir::is_var(local)) table_reads_[local->name] = {table, at};

@@ -114,6 +114,9 @@ Expr binary(Op op, Expr a, Expr b) {
   if (a->type == Type::I64 && b->type == Type::I64) {
     switch (op) {
       case Op::Add: return add(std::move(a), std::move(b));
+      case Op::Sub:
+        if (to_string(a) == to_string(b)) return int_const(0);
+        break;
       case Op::Min: return min(std::move(a), std::move(b));
       case Op::Max: return max(std::move(a), std::move(b));
       default: break;
@@ -331,6 +334,36 @@ Stmt region_stmt(const std::string& label, bool parallel, int64_t work) {
   s.parallel = parallel;
   s.work = work;
   return s;
+}
+
+namespace {
+
+Expr relocate(const Expr& e, const std::string& from, const std::string& to, const Expr& shift) {
+  if (!e) return e;
+  std::vector<Expr> args;
+  bool changed = false;
+  for (const Expr& arg : e->args) {
+    args.push_back(relocate(arg, from, to, shift));
+    changed = changed || args.back() != arg;
+  }
+  if (e->op == Op::Load && e->name == from) return load(to, e->type, binary(Op::Sub, args[0], shift));
+  if (!changed) return e;
+  auto node = std::make_shared<ExprNode>(*e);
+  node->args = std::move(args);
+  return node;
+}
+
+}  // namespace
+
+void relocate_buffer(Block& block, const std::string& from, const std::string& to, const Expr& shift) {
+  for (Stmt& s : block) {
+    for (Expr* e : {&s.value, &s.index, &s.begin, &s.end}) *e = relocate(*e, from, to, shift);
+    if (s.kind == StmtKind::Store && s.name == from) {
+      s.name = to;
+      s.index = binary(Op::Sub, s.index, shift);
+    }
+    relocate_buffer(s.body, from, to, shift);
+  }
 }
 
 const Buffer* Kernel::buffer(const std::string& name) const {

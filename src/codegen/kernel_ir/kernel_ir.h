@@ -129,6 +129,11 @@ Stmt fold_stmt(const std::string& acc, Reduce reduce, const std::string& array, 
 Stmt block_stmt(const std::string& label);
 Stmt region_stmt(const std::string& label, bool parallel, int64_t work);
 
+// Reads and writes of buffer `from` in `block` become reads and writes of
+// `to` at the index minus `shift` (a stored value contracted to a per-row
+// array).
+void relocate_buffer(Block& block, const std::string& from, const std::string& to, const Expr& shift);
+
 // ---- Kernels
 enum class BufferKind : uint8_t { Input, Output, Scratch, Table };
 

@@ -272,6 +272,16 @@ std::map<std::string, Case> make_cases() {
   add("mish_small", mish({3, 333}));
   add("mish_parallel", mish({2, 16, 40, 41}));
   add("transcendentals_small", three_transcendentals({3, 333}));
+  add("upsample_nearest_x2", one_node_graph("Resize", {var({1, 3, 5, 20}), none(),
+                                                       cst(DType::Float32, {4}, std::vector<float>{1, 1, 2, 2})},
+                                            attrs({{"mode", std::string("nearest")}})));
+  add("upsample_linear_x4", one_node_graph("Resize", {var({2, 3, 4, 19}), none(),
+                                                      cst(DType::Float32, {4}, std::vector<float>{1, 1, 4, 4})},
+                                           attrs({{"mode", std::string("linear")}})));
+  add("upsample_linear_x3_align", one_node_graph("Resize", {var({1, 2, 3, 17}), none(),
+                                                            cst(DType::Float32, {4}, std::vector<float>{1, 1, 3, 3})},
+                                                 attrs({{"mode", std::string("linear")},
+                                                        {"coordinate_transformation_mode", std::string("asymmetric")}})));
   add("transcendentals_parallel", three_transcendentals({2, 16, 40, 41}));
   add("where", where_compare());
   add("multi_output", multi_output());
@@ -380,6 +390,32 @@ TEST(CodegenCpu, SeveralTranscendentalsAreComputedChunkByChunk) {
     const Case& c = suite().cases.at(name);
     const std::string code = emit_kernel(c.primitives, c.group, "k");
     EXPECT_NE(code.find("ib += 256"), std::string::npos) << code;
+  }
+}
+// An upsampling's tables along the row are affine per phase (i = s k + p
+// reads k + offset[p]): the row loop runs over k, the body once per phase,
+// loads at affine addresses; the edges (clamped) are runs of their own.
+TEST(CodegenCpu, UpsamplingRowsArePhaseSplit) {
+  for (const char* name : {"upsample_nearest_x2", "upsample_linear_x4", "upsample_linear_x3_align"}) {
+    SCOPED_TRACE(name);
+    expect_case(name);
+    const Case& c = suite().cases.at(name);
+    const std::string code = emit_kernel(c.primitives, c.group, "k");
+    EXPECT_NE(code.find("for (int64_t k = "), std::string::npos) << code;
+  }
+}
+// A softmax's or a normalization's passes share one row loop, and the values
+// only that loop reads (the exponentials, the means) are per-row arrays, not
+// scratch buffers of the call.
+TEST(CodegenCpu, RowPassesShareOneLoopAndRowArrays) {
+  for (const char* name : {"softmax_last", "layernorm", "instancenorm"}) {
+    SCOPED_TRACE(name);
+    expect_case(name);
+    const Case& c = suite().cases.at(name);
+    const std::string code = emit_kernel(c.primitives, c.group, "k");
+    EXPECT_EQ(code.find("std::unique_ptr"), std::string::npos) << code;
+    EXPECT_NE(code.find("_row["), std::string::npos) << code;
+    EXPECT_EQ(code.find("for (int64_t o = "), code.rfind("for (int64_t o = ")) << code;
   }
 }
 TEST(CodegenCpu, MishIsOneExponentialPerElement) {

@@ -31,6 +31,7 @@ TEST(KernelIr, IndexArithmeticFoldsLiterals) {
   EXPECT_EQ(to_string(div(mul(int_const(6), 4), 8)), "3");
   EXPECT_EQ(to_string(mod(i, 1)), "0");
   EXPECT_EQ(to_string(add(int_const(4), mul(i, 3))), "((i * 3) + 4)");
+  EXPECT_EQ(to_string(binary(Op::Sub, mul(i, 3), mul(i, 3))), "0");
   EXPECT_EQ(to_string(clamp(int_const(9), 0, 4)), "4");
   EXPECT_EQ(to_string(clamp(i, 0, 4)), "min(max(i, 0), 4)");
   EXPECT_EQ(to_string(float_const(0.5)), "0.5f");
@@ -108,11 +109,11 @@ TEST(KernelIr, GoldenSoftmax) {
   EXPECT_EQ(lowered(one_node_graph("Softmax", {var({3, 10})}, attrs({{"axis", int64_t(-1)}}))), R"(kernel k
   in0: f32[30] input 0
   out0: f32[30] output 0
-  scratch0: f32[3] scratch
-  scratch1: f32[30] scratch
-  scratch2: f32[3] scratch
 region "Softmax0/ReduceMax_1:0 = ReduceMax; Softmax0/Exp_3:0 = Exp; Softmax0/ReduceSum_5:0 = ReduceSum; out0 = Div" serial (work 120):
   for o in [0, 3) shared:
+    array scratch2_row: f32[1]
+    array scratch1_row: f32[10]
+    array scratch0_row: f32[1]
     var acc3: f32 = -inf
     for r4b in [0, 10) step 256:
       let t5: i64 = min(256, (10 - r4b))
@@ -123,14 +124,14 @@ region "Softmax0/ReduceMax_1:0 = ReduceMax; Softmax0/Exp_3:0 = Exp; Softmax0/Red
         let t8: f32 = in0[t7]
         r4buf[r4j] = t8
       acc3 = fold max r4buf[0, t5) into acc3
-    scratch0[o] = acc3
-    let t11: f32 = scratch0[o]
+    scratch0_row[0] = acc3
+    let t11: f32 = scratch0_row[0]
     for i in [0, 10):
       let t9: i64 = ((o * 10) + i)
       let t10: f32 = in0[t9]
       let t12: f32 = (t10 - t11)
       let t13: f32 = Exp(t12)
-      scratch1[t9] = t13
+      scratch1_row[(t9 - (o * 10))] = t13
     var acc14: f64 = 0.0
     for r15b in [0, 10) step 256:
       let t16: i64 = min(256, (10 - r15b))
@@ -138,14 +139,14 @@ region "Softmax0/ReduceMax_1:0 = ReduceMax; Softmax0/Exp_3:0 = Exp; Softmax0/Red
       for r15j in [0, t16):
         let t17: i64 = (r15b + r15j)
         let t18: i64 = ((o * 10) + t17)
-        let t19: f32 = scratch1[t18]
+        let t19: f32 = scratch1_row[(t18 - (o * 10))]
         r15buf[r15j] = t19
       acc14 = fold sum r15buf[0, t16) into acc14
-    scratch2[o] = f32(acc14)
-    let t22: f32 = scratch2[o]
+    scratch2_row[0] = f32(acc14)
+    let t22: f32 = scratch2_row[0]
     for i in [0, 10):
       let t20: i64 = ((o * 10) + i)
-      let t21: f32 = scratch1[t20]
+      let t21: f32 = scratch1_row[(t20 - (o * 10))]
       let t23: f32 = (t21 / t22)
       out0[t20] = t23
 )");
@@ -162,10 +163,10 @@ TEST(KernelIr, GoldenLayerNorm) {
   in6: f32[12] input 6
   in7: f32[12] input 7
   out0: f32[48] output 0
-  scratch0: f32[4] scratch
-  scratch1: f32[4] scratch
 region "LayerNormalization0/ReduceSum_2:0 = ReduceSum; LayerNormalization0/ReduceSum_8:0 = ReduceSum; out0 = Add" serial (work 144):
   for o in [0, 4) shared:
+    array scratch1_row: f32[1]
+    array scratch0_row: f32[1]
     var acc2: f64 = 0.0
     for r3b in [0, 12) step 256:
       let t4: i64 = min(256, (12 - r3b))
@@ -176,9 +177,9 @@ region "LayerNormalization0/ReduceSum_2:0 = ReduceSum; LayerNormalization0/Reduc
         let t7: f32 = in0[t6]
         r3buf[r3j] = t7
       acc2 = fold sum r3buf[0, t4) into acc2
-    scratch0[o] = f32(acc2)
+    scratch0_row[0] = f32(acc2)
     var acc8: f64 = 0.0
-    let t14: f32 = scratch0[o]
+    let t14: f32 = scratch0_row[0]
     let t15: f32 = (t14 / 12.0f)
     for r9b in [0, 12) step 256:
       let t10: i64 = min(256, (12 - r9b))
@@ -191,10 +192,10 @@ region "LayerNormalization0/ReduceSum_2:0 = ReduceSum; LayerNormalization0/Reduc
         let t17: f32 = (t16 * t16)
         r9buf[r9j] = t17
       acc8 = fold sum r9buf[0, t10) into acc8
-    scratch1[o] = f32(acc8)
-    let t20: f32 = scratch0[o]
+    scratch1_row[0] = f32(acc8)
+    let t20: f32 = scratch0_row[0]
     let t21: f32 = (t20 / 12.0f)
-    let t23: f32 = scratch1[o]
+    let t23: f32 = scratch1_row[0]
     let t24: f32 = (t23 / 12.0f)
     let t25: f32 = (t24 + 9.99999975e-06f)
     let t26: f32 = Sqrt(t25)
@@ -234,53 +235,86 @@ region "Relu2_out0 = Relu" serial (work 512):
 )");
 }
 
+// Along the row the tables are affine per phase: a loop over k with the
+// body for i = 2k and i = 2k + 1, edges apart.
 TEST(KernelIr, GoldenBilinearResize) {
-  EXPECT_EQ(lowered(one_node_graph("Resize", {var({1, 2, 3, 4}), fission::testing::none(),
-                                              fission::testing::cst(DType::Float32, {4}, std::vector<float>{1, 1, 2, 2})},
+  EXPECT_EQ(lowered(one_node_graph("Resize", {var({1, 1, 2, 10}), fission::testing::none(),
+                                              fission::testing::cst(DType::Float32, {4}, std::vector<float>{1, 1, 1, 2})},
                                    attrs({{"mode", std::string("linear")}}))),
             R"(kernel k
-  in0: f32[24] input 0
-  in2: f32[6] input 2
-  in4: f32[6] input 4
-  in6: f32[8] input 6
-  in8: f32[8] input 8
-  out0: f32[96] output 0
-  table0: i64[6] table {0, 0, 0, 1, 1, 2}
-  table1: i64[6] table {0, 1, 1, 2, 2, 2}
-  table2: i64[8] table {0, 0, 0, 1, 1, 2, 2, 3}
-  table3: i64[8] table {0, 1, 1, 2, 2, 3, 3, 3}
-region "out0 = Add" serial (work 96):
-  for o in [0, 12) shared:
-    let t0: i64 = (o % 6)
-    let t1: i64 = (o / 6)
-    let t4: i64 = table0[t0]
-    let t7: f32 = in2[t0]
-    let t9: i64 = table1[t0]
-    let t12: f32 = in4[t0]
-    for i in [0, 8):
-      let t2: i64 = ((o * 8) + i)
-      let t3: i64 = table2[i]
-      let t5: i64 = (((t1 * 12) + (t4 * 4)) + t3)
-      let t6: f32 = in0[t5]
-      let t8: f32 = (t6 * t7)
-      let t10: i64 = (((t1 * 12) + (t9 * 4)) + t3)
-      let t11: f32 = in0[t10]
-      let t13: f32 = (t11 * t12)
-      let t14: f32 = (t8 + t13)
-      let t15: f32 = in6[i]
+  in0: f32[20] input 0
+  in2: f32[20] input 2
+  in4: f32[20] input 4
+  out0: f32[40] output 0
+  table0: i64[20] table {0, 0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, ...}
+  table1: i64[20] table {0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7, 8, ...}
+region "out0 = Add" serial (work 40):
+  for o in [0, 2) shared:
+    for k in [0, 1):
+      let t0: i64 = (k * 2)
+      let t1: i64 = ((o * 20) + t0)
+      let t2: i64 = ((o * 10) + k)
+      let t3: f32 = in0[t2]
+      let t4: f32 = in2[t0]
+      let t5: f32 = (t3 * t4)
+      let t6: f32 = in4[t0]
+      let t7: f32 = (t3 * t6)
+      let t8: f32 = (t5 + t7)
+      out0[t1] = t8
+      let t9: i64 = ((k * 2) + 1)
+      let t10: i64 = ((o * 20) + t9)
+      let t11: f32 = in2[t9]
+      let t12: f32 = (t3 * t11)
+      let t13: i64 = ((o * 10) + (k + 1))
+      let t14: f32 = in0[t13]
+      let t15: f32 = in4[t9]
       let t16: f32 = (t14 * t15)
-      let t17: i64 = table3[i]
-      let t18: i64 = (((t1 * 12) + (t4 * 4)) + t17)
-      let t19: f32 = in0[t18]
-      let t20: f32 = (t19 * t7)
-      let t21: i64 = (((t1 * 12) + (t9 * 4)) + t17)
-      let t22: f32 = in0[t21]
-      let t23: f32 = (t22 * t12)
-      let t24: f32 = (t20 + t23)
-      let t25: f32 = in8[i]
-      let t26: f32 = (t24 * t25)
-      let t27: f32 = (t16 + t26)
-      out0[t2] = t27
+      let t17: f32 = (t12 + t16)
+      out0[t10] = t17
+    for k in [1, 9):
+      let t18: i64 = (k * 2)
+      let t19: i64 = ((o * 20) + t18)
+      let t20: i64 = ((o * 10) + (k - 1))
+      let t21: f32 = in0[t20]
+      let t22: f32 = in2[t18]
+      let t23: f32 = (t21 * t22)
+      let t24: i64 = ((o * 10) + k)
+      let t25: f32 = in0[t24]
+      let t26: f32 = in4[t18]
+      let t27: f32 = (t25 * t26)
+      let t28: f32 = (t23 + t27)
+      out0[t19] = t28
+      let t29: i64 = ((k * 2) + 1)
+      let t30: i64 = ((o * 20) + t29)
+      let t31: f32 = in2[t29]
+      let t32: f32 = (t25 * t31)
+      let t33: i64 = ((o * 10) + (k + 1))
+      let t34: f32 = in0[t33]
+      let t35: f32 = in4[t29]
+      let t36: f32 = (t34 * t35)
+      let t37: f32 = (t32 + t36)
+      out0[t30] = t37
+    for k in [9, 10):
+      let t38: i64 = (k * 2)
+      let t39: i64 = ((o * 20) + t38)
+      let t40: i64 = ((o * 10) + (k - 1))
+      let t41: f32 = in0[t40]
+      let t42: f32 = in2[t38]
+      let t43: f32 = (t41 * t42)
+      let t44: i64 = ((o * 10) + k)
+      let t45: f32 = in0[t44]
+      let t46: f32 = in4[t38]
+      let t47: f32 = (t45 * t46)
+      let t48: f32 = (t43 + t47)
+      out0[t39] = t48
+      let t49: i64 = ((k * 2) + 1)
+      let t50: i64 = ((o * 20) + t49)
+      let t51: f32 = in2[t49]
+      let t52: f32 = (t45 * t51)
+      let t53: f32 = in4[t49]
+      let t54: f32 = (t45 * t53)
+      let t55: f32 = (t52 + t54)
+      out0[t50] = t55
 )");
 }
 
