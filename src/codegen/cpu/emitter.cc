@@ -90,6 +90,10 @@ bool can_fuse_reduce(const Graph& graph, const Node& node) {
 
 }  // namespace
 
+namespace detail {
+bool is_layout(const std::string& op) { return kLayout.count(op) > 0; }
+}  // namespace detail
+
 bool can_fuse(const Graph& graph, const Node& node) {
   if (!node.domain.empty() || node.outputs.size() != 1 || node.outputs[0] == kNoValue) return false;
   // Empty tensors: nothing to compute, and size-0 loops complicate indexing.

@@ -153,8 +153,7 @@ Expr Lowering::compute(ValueId value, Index index) {
   if (auto chunk = chunk_buffers_.find(value); chunk != chunk_buffers_.end() && own_element) {
     return let(type, kir::load(chunk->second, type, kir::binary(Op::Sub, kir::var("i"), kir::var("ib"))));
   }
-  static const std::set<std::string> kLayout = {"Transpose", "Reshape", "Slice", "Pad", "Expand", "Concat", "Gather"};
-  if (kLayout.count(node.op)) return compute_layout(node, value, index);
+  if (is_layout(node.op)) return compute_layout(node, value, index);
   Expr result = compute_elementwise(node, value, index);
   if (is_expensive(node.op)) expensive_reads_.push_back({value, own_element});
   return result;

@@ -41,6 +41,10 @@ struct Index {
 // Transcendental functions: worth computing once, not inlined at every read.
 bool is_expensive(const std::string& op);
 
+// Layout primitives (index maps): Transpose, Reshape, Slice, Pad, Expand,
+// Concat, Gather (emitter.cc).
+bool is_layout(const std::string& op);
+
 // A Transpose's permutation: its `perm`, normalized, or the reversed axes.
 std::vector<int64_t> transpose_perm(const Node& node, size_t rank);
 

@@ -63,10 +63,11 @@ Lowering::Lowering(const Graph& graph, const runtime::KernelGroup& group) : grap
       if (out != kNoValue) producer_[out] = index;
     }
   }
-  std::map<ValueId, int> readers;
+  std::map<ValueId, int> readers, slice_readers;
   for (size_t index : group.nodes) {
     for (ValueId id : graph.nodes()[index].inputs) {
       if (producer_.count(id)) ++readers[id];
+      if (producer_.count(id) && graph.nodes()[index].op == "Slice") ++slice_readers[id];
     }
   }
   // Inlining recomputes a value at every read: fine for loads and cheap
@@ -74,6 +75,7 @@ Lowering::Lowering(const Graph& graph, const runtime::KernelGroup& group) : grap
   // exponentials of a softmax feed both its sum and its division). Those are
   // materialized like reductions.
   std::map<ValueId, int> cost;  // transcendental calls per element when inlined
+  std::map<ValueId, int> ops;   // arithmetic operations per element when inlined
   for (size_t index : group.nodes) {
     const Node& node = graph.nodes()[index];
     const ValueId out = node.outputs[0];
@@ -81,13 +83,22 @@ Lowering::Lowering(const Graph& graph, const runtime::KernelGroup& group) : grap
     // A Pad read by several window taps (pooling) is cheaper copied once:
     // the taps then read it without bounds tests, at affine addresses.
     int c = (is_expensive(node.op) || node.op == "Pad") ? 1 : 0;
+    int n = is_layout(node.op) ? 0 : 1;
     for (ValueId id : node.inputs) {
       if (cost.count(id)) c += cost[id];
+      if (ops.count(id)) n += ops[id];
     }
-    if (is_output || is_reduction(node) || (c > 0 && readers[out] >= 2) || moves_last_axis(graph, node)) {
+    // A computed value that many Slices read (the taps of a pooling's second
+    // axis over the first axis's maxima) is stored once when recomputing it
+    // at every tap costs more than a pass over memory: a 13x13 pool's taps
+    // would recompute 12 maxima each, a 3x3 pool's only 2 (kept inline).
+    constexpr int kTappedWork = 16;
+    const bool tapped = !is_layout(node.op) && slice_readers[out] >= 2 && slice_readers[out] * n >= kTappedWork;
+    if (is_output || is_reduction(node) || (c > 0 && readers[out] >= 2) || tapped || moves_last_axis(graph, node)) {
       stages_.push_back(out);
     } else {
       cost[out] = c;
+      ops[out] = n;
     }
   }
 }

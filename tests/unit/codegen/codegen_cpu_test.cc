@@ -257,6 +257,7 @@ std::map<std::string, Case> make_cases() {
   add("maxpool3", pool("MaxPool", {1, 3, 9, 10}, 3, 1));
   add("maxpool5", pool("MaxPool", {2, 2, 11, 13}, 5, 2));
   add("maxpool3s2", pool("MaxPool", {1, 4, 12, 9}, 3, 1, 2));
+  add("maxpool13", pool("MaxPool", {1, 3, 17, 15}, 13, 6));
   add("averagepool", pool("AveragePool", {1, 3, 8, 9}, 3, 1));
   add("resize", resize_nearest());
   add("transpose_reshape", transpose_reshape());
@@ -358,6 +359,20 @@ TEST(CodegenCpu, InstanceNormalization) { expect_case("instancenorm"); }
 TEST(CodegenCpu, MaxPool3x3) { expect_case("maxpool3"); }
 TEST(CodegenCpu, MaxPool5x5) { expect_case("maxpool5"); }
 TEST(CodegenCpu, MaxPoolStride2) { expect_case("maxpool3s2"); }
+// A 13x13 window's first-axis maxima are stored once (a stage of their own)
+// and the second axis's 13 taps read them; a 3x3 window's stay inline.
+TEST(CodegenCpu, LargePoolWindowsStoreTheFirstAxisMaxima) {
+  expect_case("maxpool13");
+  auto stages = [](const std::string& code) {
+    size_t count = 0;
+    for (size_t at = code.find(" = Max"); at != std::string::npos; at = code.find(" = Max", at + 1)) ++count;
+    return count;
+  };
+  const Case& large = suite().cases.at("maxpool13");
+  EXPECT_EQ(stages(emit_kernel(large.primitives, large.group, "k")), 2u);
+  const Case& small = suite().cases.at("maxpool3");
+  EXPECT_EQ(stages(emit_kernel(small.primitives, small.group, "k")), 1u);
+}
 TEST(CodegenCpu, AveragePool) { expect_case("averagepool"); }
 TEST(CodegenCpu, NearestResize) { expect_case("resize"); }
 TEST(CodegenCpu, TransposeReshapeChain) { expect_case("transpose_reshape"); }
@@ -667,6 +682,8 @@ TEST(CodegenCpu, DISABLED_Benchmark) {
     return b.finish(b.op("Mul", {t, b.op("Sigmoid", {t})}));
   }());
   graphs.emplace_back("mish_1x64x128x128", mish({1, 64, 128, 128}));
+  graphs.emplace_back("maxpool13_1x128x20x20", pool("MaxPool", {1, 128, 20, 20}, 13, 6));
+  graphs.emplace_back("maxpool5_1x64x52x52", pool("MaxPool", {1, 64, 52, 52}, 5, 2));
   graphs.emplace_back("bilinear_x4_1x64x32x32", one_node_graph("Resize", {var({1, 64, 32, 32}), none(),
                                                                           cst(DType::Float32, {4}, std::vector<float>{1, 1, 4, 4})},
                                                                attrs({{"mode", std::string("linear")}})));
