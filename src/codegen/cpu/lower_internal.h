@@ -180,6 +180,10 @@ class Lowering {
   std::set<std::string> inner_tables_;    // tables read at inner_var_ in the stage being written
   std::map<std::string, int64_t> run_offsets_;  // inside an InnerRun: its offsets for the phase being lowered
   Expr run_base_;                               // ... and what they add to (i, or k for a period)
+  int64_t run_begin_ = 0, run_end_ = 0;         // the run's range of the inner loop (period 1)
+  // Where a Pad's inside begins or ends along the inner loop, noted while
+  // lowering a stage: its runs (affine_runs) break there.
+  std::set<int64_t> pad_breaks_;
   // Transcendental values inlined in the stage being written, in the order
   // they were completed, and whether each was read at the stage's own element.
   std::vector<std::pair<ValueId, bool>> expensive_reads_;

@@ -115,15 +115,29 @@ Expr Lowering::inline_pad(const Node& node, ValueId value, const std::vector<Exp
     fill_value = graph_.value(node.inputs[2]).constant->at_f64(0);
   }
   const Expr fill = type == kir::Type::Bool ? kir::bool_const(fill_value != 0) : kir::float_const(fill_value);
-  // Which output indices fall inside the input, and the input index.
+  // Which output indices fall inside the input, and the input index. Along
+  // the inner loop's dimension the inside is a range of the loop: noted
+  // (pad_breaks_) so the stage can be lowered again in runs, and inside a
+  // run that lies within it or outside it the test is known.
   Expr inside;
   std::vector<Expr> raw(rank);
+  std::vector<bool> known_inside(rank, false);
   for (size_t d = 0; d < rank; ++d) {
     raw[d] = let(kir::Type::I64, kir::add(dims[d], -begin[d]));
+    if (!inner_var_.empty() && kir::is_var(dims[d], inner_var_) && run_base_ && kir::is_var(run_base_, inner_var_)) {
+      const int64_t low = begin[d], high = begin[d] + in[d];
+      pad_breaks_.insert(low);
+      pad_breaks_.insert(high);
+      if (run_begin_ >= low && run_end_ <= high) {
+        known_inside[d] = true;
+        continue;
+      }
+      if (run_end_ <= low || run_begin_ >= high) return fill;  // the run lies in the padding
+    }
     if (begin[d] > 0) inside = conjunction(inside, kir::binary(kir::Op::Ge, raw[d], kir::int_const(0)));
     if (out[d] - begin[d] > in[d]) inside = conjunction(inside, kir::binary(kir::Op::Lt, raw[d], kir::int_const(in[d])));
   }
-  if (!inside) return value_at(x, dims_index(raw));  // a pure crop
+  if (!inside) return value_at(x, dims_index(raw));  // a pure crop, or inside along every padded axis
   // A buffer is read by a conditional load at the unclamped index: the
   // address stays affine in the loop index, which GCC vectorizes with masked
   // loads, where a clamped index would be a gather or scalar code.
@@ -135,7 +149,9 @@ Expr Lowering::inline_pad(const Node& node, ValueId value, const std::vector<Exp
   // branch-free), then the pad value selected.
   std::vector<Expr> clamped(rank);
   for (size_t d = 0; d < rank; ++d) {
-    clamped[d] = in[d] == 1 ? kir::int_const(0) : let(kir::Type::I64, kir::clamp(raw[d], 0, in[d] - 1));
+    clamped[d] = in[d] == 1         ? kir::int_const(0)
+                 : known_inside[d] ? raw[d]
+                                   : let(kir::Type::I64, kir::clamp(raw[d], 0, in[d] - 1));
   }
   const Expr v = value_at(x, dims_index(clamped));
   return let(type, kir::select(inside, v, fill));

@@ -199,6 +199,7 @@ void Lowering::write_stage(ValueId value) {
       inner_divmod_ = false;
       reads_in_row_ = true;
       stage_reads_.clear();
+      pad_breaks_.clear();
       inner_tables_.clear();
       expensive_reads_.clear();
       int64_t inner = 1;
@@ -306,6 +307,19 @@ std::vector<ValueId> Lowering::chunkable() const {
 std::vector<Lowering::InnerRun> Lowering::affine_runs(int64_t inner) const {
   // Upsamplings by more than this are rare; each phase is a copy of the body.
   constexpr int64_t kMaxPeriod = 8;
+  if (inner_tables_.empty() && !pad_breaks_.empty()) {
+    // Pads of computed values along the inner loop: a run inside the input
+    // (no clamped index, no test) and runs in the padding (the pad value).
+    std::vector<InnerRun> runs;
+    int64_t at = 0;
+    for (int64_t point : pad_breaks_) {
+      if (point <= at || point >= inner) continue;
+      runs.push_back({at, point, 1, {}});
+      at = point;
+    }
+    runs.push_back({at, inner, 1, {}});
+    return runs.size() > 1 && runs.size() <= 8 ? runs : std::vector<InnerRun>{};
+  }
   if (inner_tables_.empty()) return {};
   for (int64_t period = 1; period <= kMaxPeriod; ++period) {
     if (inner % period != 0) continue;
@@ -442,6 +456,8 @@ void Lowering::write_stage_loops(const Node& node, ValueId value, const StagePar
     }
     phase_offsets(0);
     run_base_ = i;
+    run_begin_ = run.begin;
+    run_end_ = run.end;
     if (chunked_.empty() && inner == 1) {  // one element per row: no inner loop
       Index at = element_index();
       store_element(at);

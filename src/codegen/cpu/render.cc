@@ -176,6 +176,7 @@ class Renderer {
   }
 
   void declare_buffers() {
+    int scratch_slots = 0;
     for (const Buffer& b : kernel_.buffers) {
       const std::string type = c_type(b.type), n = b.name, at = std::to_string(b.position);
       switch (b.kind) {
@@ -184,8 +185,8 @@ class Renderer {
           break;
         case BufferKind::Output: line(type + "* " + n + "_arg = static_cast<" + type + "*>(outputs[" + at + "]);"); break;
         case BufferKind::Scratch:
-          line("std::unique_ptr<" + type + "[]> " + n + "_owner(new " + type + "[" + std::to_string(b.size) + "]);");
-          line(type + "* " + n + "_arg = " + n + "_owner.get();");
+          line(type + "* " + n + "_arg = static_cast<" + type + "*>(orchid_scratch(" + std::to_string(scratch_slots++) +
+               ", " + std::to_string(b.size) + " * sizeof(" + type + ")));");
           break;
         case BufferKind::Table: {
           std::string text = "static const " + type + " " + n + "[] = {";

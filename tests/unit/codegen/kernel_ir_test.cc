@@ -333,45 +333,55 @@ region "MaxPool0/Pad_2:0 = Pad" serial (work 112):
     let t1: i64 = (o % 7)
     let t2: i64 = (o / 7)
     let t4: i64 = (t1 - 1)
-    for i in [0, 8):
+    for i in [0, 1):
       let t3: i64 = ((o * 8) + i)
       let t5: i64 = (i - 1)
-      let t6: i64 = (((t2 * 30) + (t4 * 6)) + t5)
-      let t7: f32 = (((((t4 >= 0) && (t4 < 5)) && (t5 >= 0)) && (t5 < 6)) ? in0[t6] : -inf)
-      scratch0[t3] = t7
+      scratch0[t3] = -inf
+    let t7: i64 = (t1 - 1)
+    for i in [1, 7):
+      let t6: i64 = ((o * 8) + i)
+      let t8: i64 = (i - 1)
+      let t9: i64 = (((t2 * 30) + (t7 * 6)) + t8)
+      let t10: f32 = (((t7 >= 0) && (t7 < 5)) ? in0[t9] : -inf)
+      scratch0[t6] = t10
+    let t12: i64 = (t1 - 1)
+    for i in [7, 8):
+      let t11: i64 = ((o * 8) + i)
+      let t13: i64 = (i - 1)
+      scratch0[t11] = -inf
 region "out0 = Max" serial (work 18):
   for o in [0, 6) shared:
-    let t8: i64 = (o % 3)
-    let t9: i64 = (o / 3)
+    let t14: i64 = (o % 3)
+    let t15: i64 = (o / 3)
     for i in [0, 3):
-      let t10: i64 = ((o * 3) + i)
-      let t11: i64 = (((t9 * 56) + ((t8 * 2) * 8)) + (i * 2))
-      let t12: f32 = scratch0[t11]
-      let t13: i64 = (((t9 * 56) + ((t8 * 2) * 8)) + ((i * 2) + 1))
-      let t14: f32 = scratch0[t13]
-      let t15: f32 = max(t12, t14)
-      let t16: i64 = (((t9 * 56) + ((t8 * 2) * 8)) + ((i * 2) + 2))
-      let t17: f32 = scratch0[t16]
-      let t18: f32 = max(t15, t17)
-      let t19: i64 = (((t9 * 56) + (((t8 * 2) + 1) * 8)) + (i * 2))
+      let t16: i64 = ((o * 3) + i)
+      let t17: i64 = (((t15 * 56) + ((t14 * 2) * 8)) + (i * 2))
+      let t18: f32 = scratch0[t17]
+      let t19: i64 = (((t15 * 56) + ((t14 * 2) * 8)) + ((i * 2) + 1))
       let t20: f32 = scratch0[t19]
-      let t21: i64 = (((t9 * 56) + (((t8 * 2) + 1) * 8)) + ((i * 2) + 1))
-      let t22: f32 = scratch0[t21]
-      let t23: f32 = max(t20, t22)
-      let t24: i64 = (((t9 * 56) + (((t8 * 2) + 1) * 8)) + ((i * 2) + 2))
-      let t25: f32 = scratch0[t24]
-      let t26: f32 = max(t23, t25)
-      let t27: f32 = max(t18, t26)
-      let t28: i64 = (((t9 * 56) + (((t8 * 2) + 2) * 8)) + (i * 2))
-      let t29: f32 = scratch0[t28]
-      let t30: i64 = (((t9 * 56) + (((t8 * 2) + 2) * 8)) + ((i * 2) + 1))
+      let t21: f32 = max(t18, t20)
+      let t22: i64 = (((t15 * 56) + ((t14 * 2) * 8)) + ((i * 2) + 2))
+      let t23: f32 = scratch0[t22]
+      let t24: f32 = max(t21, t23)
+      let t25: i64 = (((t15 * 56) + (((t14 * 2) + 1) * 8)) + (i * 2))
+      let t26: f32 = scratch0[t25]
+      let t27: i64 = (((t15 * 56) + (((t14 * 2) + 1) * 8)) + ((i * 2) + 1))
+      let t28: f32 = scratch0[t27]
+      let t29: f32 = max(t26, t28)
+      let t30: i64 = (((t15 * 56) + (((t14 * 2) + 1) * 8)) + ((i * 2) + 2))
       let t31: f32 = scratch0[t30]
       let t32: f32 = max(t29, t31)
-      let t33: i64 = (((t9 * 56) + (((t8 * 2) + 2) * 8)) + ((i * 2) + 2))
-      let t34: f32 = scratch0[t33]
-      let t35: f32 = max(t32, t34)
-      let t36: f32 = max(t27, t35)
-      out0[t10] = t36
+      let t33: f32 = max(t24, t32)
+      let t34: i64 = (((t15 * 56) + (((t14 * 2) + 2) * 8)) + (i * 2))
+      let t35: f32 = scratch0[t34]
+      let t36: i64 = (((t15 * 56) + (((t14 * 2) + 2) * 8)) + ((i * 2) + 1))
+      let t37: f32 = scratch0[t36]
+      let t38: f32 = max(t35, t37)
+      let t39: i64 = (((t15 * 56) + (((t14 * 2) + 2) * 8)) + ((i * 2) + 2))
+      let t40: f32 = scratch0[t39]
+      let t41: f32 = max(t38, t40)
+      let t42: f32 = max(t33, t41)
+      out0[t16] = t42
 )");
 }
 
