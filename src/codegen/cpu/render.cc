@@ -70,25 +70,6 @@ std::string substitute(const std::string& pattern, const std::map<char, std::str
   return out;
 }
 
-const char* infix(Op op) {
-  switch (op) {
-    case Op::Add: return " + ";
-    case Op::Sub: return " - ";
-    case Op::Mul: return " * ";
-    case Op::Div: return " / ";
-    case Op::Mod: return " % ";
-    case Op::Lt: return " < ";
-    case Op::Le: return " <= ";
-    case Op::Gt: return " > ";
-    case Op::Ge: return " >= ";
-    case Op::Eq: return " == ";
-    case Op::Ne: return " != ";
-    case Op::And: return " && ";
-    case Op::Or: return " || ";
-    default: return nullptr;
-  }
-}
-
 std::string expr(const Expr& e);
 
 std::string constant(const Expr& e) {

@@ -211,6 +211,8 @@ std::string float_text(double value, Type type) {
   return type == Type::F32 ? text + "f" : text;
 }
 
+}  // namespace
+
 const char* infix(Op op) {
   switch (op) {
     case Op::Add: return " + ";
@@ -229,8 +231,6 @@ const char* infix(Op op) {
     default: return nullptr;
   }
 }
-
-}  // namespace
 
 std::string to_string(const Expr& e) {
   switch (e->op) {

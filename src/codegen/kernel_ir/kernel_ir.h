@@ -77,6 +77,10 @@ bool is_int_const(const Expr& e, int64_t* value = nullptr);
 bool is_const(const Expr& e);
 bool is_var(const Expr& e, const std::string& name = "");
 
+// The C-like infix spelling of a binary operation (" + ", " < ", " && ",
+// ...), or nullptr for operations written as calls.
+const char* infix(Op op);
+
 // The expression as one line of text (the printer's form), also a key for
 // common-subexpression elimination.
 std::string to_string(const Expr& e);
