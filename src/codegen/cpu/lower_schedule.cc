@@ -628,8 +628,9 @@ void Lowering::contract_row_values() {
     if (nest.members.size() < 2) continue;
     kir::Stmt& row_loop = kernel_.body.at(nest.region).body.at(0);
     for (const auto& [value, split] : nest.members) {
+      const std::string& name = buffer_.at(value);
       auto buffer = std::find_if(kernel_.buffers.begin(), kernel_.buffers.end(),
-                                 [&](const kir::Buffer& b) { return b.name == buffer_.at(value); });
+                                 [&name](const kir::Buffer& b) { return b.name == name; });
       if (escaped_.count(value) || buffer->kind != kir::BufferKind::Scratch) continue;
       const Shape& shape = graph_.type(value).shape;
       int64_t row = 1;
