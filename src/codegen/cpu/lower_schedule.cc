@@ -210,7 +210,8 @@ void Lowering::write_stage(ValueId value) {
         continue;
       }
       // Tables read at the inner index that are affine over a few ranges
-      // (the interior of a reflect or edge pad): lowered again, one loop per range.
+      // (the interior of a reflect or edge pad) or per phase (an upsampling),
+      // or Pads of computed values along it: lowered again, one loop per range.
       const std::vector<InnerRun> runs = affine_runs(inner);
       if (!runs.empty()) {
         drop();
