@@ -219,8 +219,7 @@ Expr Lowering::compute_elementwise(const Node& node, ValueId value, Index& index
   if (node.inputs.size() == 1) return let(type, kir::call(node.op, type, {args[0]}));
   // x^2 in float equals the double pow rounded once: the product of two
   // floats is exact in double.
-  if (node.op == "Pow" && graph_.value(node.inputs[1]).is_constant() && graph_.type(node.inputs[1]).numel() == 1 &&
-      graph_.value(node.inputs[1]).constant->at_f64(0) == 2.0) {
+  if (node.op == "Pow" && is_scalar_constant(graph_, node.inputs[1], 2.0)) {
     return let(type, kir::binary(Op::Mul, args[0], args[0]));
   }
   if (node.op == "Pow") return let(type, kir::call("Pow", type, {args[0], args[1]}));

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "codegen/cpu/lower_internal.h"
+#include "reference/ops/op_utils.h"
 #include "support/error.h"
 
 namespace orchid::codegen::cpu::detail {
@@ -15,8 +16,6 @@ std::vector<int64_t> constant_ints(const Graph& graph, ValueId id) {
   return graph.value(id).constant->to_i64_vector();
 }
 
-int64_t normalize(int64_t axis, int64_t rank) { return axis < 0 ? axis + rank : axis; }
-
 // The optional `axes` input at `position`, normalized; 0..count-1 when absent.
 std::vector<size_t> axes_input(const Graph& graph, const Node& node, size_t position, size_t count, size_t rank) {
   std::vector<int64_t> axes;
@@ -26,10 +25,9 @@ std::vector<size_t> axes_input(const Graph& graph, const Node& node, size_t posi
     for (size_t i = 0; i < count; ++i) axes.push_back(int64_t(i));
   }
   std::vector<size_t> result;
-  for (int64_t axis : axes) result.push_back(size_t(normalize(axis, int64_t(rank))));
+  for (int64_t axis : axes) result.push_back(size_t(reference::normalize_axis(axis, int64_t(rank))));
   return result;
 }
-
 
 Index dims_index(std::vector<Expr> dims) {
   Index index;
@@ -67,7 +65,7 @@ std::vector<int64_t> transpose_perm(const Node& node, size_t rank) {
   if (perm.empty()) {
     for (size_t d = 0; d < rank; ++d) perm.push_back(int64_t(rank - 1 - d));
   }
-  for (int64_t& p : perm) p = normalize(p, int64_t(rank));
+  for (int64_t& p : perm) p = reference::normalize_axis(p, int64_t(rank));
   return perm;
 }
 
@@ -161,7 +159,7 @@ Expr Lowering::inline_pad(const Node& node, ValueId value, const std::vector<Exp
 // holds the output index selected: branch-free, so the loop vectorizes.
 Expr Lowering::inline_concat(const Node& node, ValueId value, const std::vector<Expr>& dims) {
   const Shape& out = graph_.type(value).shape;
-  const size_t axis = size_t(normalize(node.attrs.get_int("axis", 0), int64_t(out.size())));
+  const size_t axis = size_t(reference::normalize_axis(node.attrs.get_int("axis", 0), int64_t(out.size())));
   int64_t offset = 0;
   std::vector<std::pair<Expr, Expr>> parts;  // (condition, value)
   for (ValueId input : node.inputs) {
@@ -185,7 +183,7 @@ Expr Lowering::inline_gather(const Node& node, ValueId value, const std::vector<
   const ValueId x = node.inputs[0];
   const Shape& in = graph_.type(x).shape;
   const size_t rank = in.size();
-  const size_t axis = size_t(normalize(node.attrs.get_int("axis", 0), int64_t(rank)));
+  const size_t axis = size_t(reference::normalize_axis(node.attrs.get_int("axis", 0), int64_t(rank)));
   const Shape& ishape = graph_.type(node.inputs[1]).shape;
   const size_t q = ishape.size();
   std::vector<Expr> mapped(rank);

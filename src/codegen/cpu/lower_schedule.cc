@@ -25,6 +25,10 @@ constexpr int64_t kParallelWork = int64_t(1) << 15;
 // Reduction and transcendental chunks: elements computed per vectorized pass.
 constexpr int64_t kChunk = 256;
 
+// Runs of an inner loop (affine_runs): more than this, and the loop overhead
+// outweighs contiguous loads.
+constexpr size_t kMaxRuns = 8;
+
 const std::set<std::string> kExpensive = {"Exp",  "Log",  "Tanh",  "Sigmoid", "Erf",   "Pow",   "Sin",
                                           "Cos",  "Tan",  "Asin",  "Acos",    "Atan",  "Sinh",  "Cosh",
                                           "Asinh", "Acosh", "Atanh"};
@@ -147,9 +151,7 @@ void Lowering::declare_buffers() {
     const Node& node = graph_.nodes()[index];
     if (node.op != "Gather" || graph_.type(node.inputs[1]).numel() == 1) continue;
     const Shape& data = graph_.type(node.inputs[0]).shape;
-    int64_t axis = node.attrs.get_int("axis", 0);
-    if (axis < 0) axis += int64_t(data.size());
-    const int64_t dim = data[size_t(axis)];
+    const int64_t dim = data[size_t(reference::normalize_axis(node.attrs.get_int("axis", 0), int64_t(data.size())))];
     std::vector<int64_t> values = graph_.value(node.inputs[1]).constant->to_i64_vector();
     for (int64_t& v : values) v = v < 0 ? v + dim : v;
     tables_[node.outputs[0]] = declare_table(values);
@@ -263,7 +265,10 @@ bool Lowering::in_row(ValueId value, const Index& index) const {
 void Lowering::join_row_nest(ValueId value, const Shape& shape, size_t split, bool row_stage) {
   kir::Block& stages = current();
   kir::Stmt& mine = stages.back();
-  const bool row_loop = row_stage && mine.kind == kir::StmtKind::Region && mine.body.size() == 1 &&
+  // A Concat's parts loop over their input's rows, not the stored value's:
+  // neither the in-row test nor the per-row arrays hold for them.
+  const bool row_loop = row_stage && graph_.nodes()[producer_.at(value)].op != "Concat" &&
+                        mine.kind == kir::StmtKind::Region && mine.body.size() == 1 &&
                         mine.body[0].kind == kir::StmtKind::Loop && mine.body[0].name == "o";
   const bool joins = row_loop && row_nest_.open && reads_in_row_ && same_rows(shape, split) && stages.size() >= 2;
   // Reads of other nests' values (and of this one's, unless the stage joins
@@ -286,7 +291,7 @@ void Lowering::join_row_nest(ValueId value, const Shape& shape, size_t split, bo
   }
   if (row_nest_.open) closed_nests_.push_back(row_nest_);
   row_nest_ = RowNest();
-  if (!row_loop || graph_.nodes()[producer_.at(value)].op == "Concat") return;
+  if (!row_loop) return;
   row_nest_.open = true;
   row_nest_.region = stages.size() - 1;
   row_nest_.shape = shape;
@@ -319,7 +324,7 @@ std::vector<Lowering::InnerRun> Lowering::affine_runs(int64_t inner) const {
       at = point;
     }
     runs.push_back({at, inner, 1, {}});
-    return runs.size() > 1 && runs.size() <= 8 ? runs : std::vector<InnerRun>{};
+    return runs.size() > 1 && runs.size() <= kMaxRuns ? runs : std::vector<InnerRun>{};
   }
   if (inner_tables_.empty()) return {};
   for (int64_t period = 1; period <= kMaxPeriod; ++period) {
@@ -331,8 +336,6 @@ std::vector<Lowering::InnerRun> Lowering::affine_runs(int64_t inner) const {
 }
 
 std::vector<Lowering::InnerRun> Lowering::affine_runs(int64_t inner, int64_t period) const {
-  // More ranges than this, and the loop overhead outweighs contiguous loads.
-  constexpr size_t kMaxRuns = 8;
   constexpr int64_t kMinLongestRun = 8;  // iterations of the run's loop
   std::vector<InnerRun> runs;
   for (int64_t k = 0; k < inner / period; ++k) {
@@ -559,7 +562,7 @@ void Lowering::write_reduction_body(const Node& node, ValueId value, Index& inde
   const Shape& out = graph_.type(value).shape;
   std::vector<bool> reduced(in.size(), false);
   for (int64_t axis : graph_.value(node.inputs[1]).constant->to_i64_vector()) {
-    reduced[size_t(axis < 0 ? axis + int64_t(in.size()) : axis)] = true;
+    reduced[size_t(reference::normalize_axis(axis, int64_t(in.size())))] = true;
   }
   const bool keepdims = node.attrs.get_int("keepdims", 1) != 0;
   const kir::Reduce reduce = node.op == "ReduceSum"   ? kir::Reduce::Sum

@@ -141,7 +141,7 @@ class Renderer {
     out_ = "extern \"C\" void " + symbol + "(const void* const* inputs, void* const* outputs) {\n";
     depth_ = 1;
     declare_buffers();
-    for (const Stmt& s : kernel_.body) statement(s);
+    body(kernel_.body);
     return out_ + "}\n";
   }
 

@@ -7,20 +7,17 @@ namespace orchid::codegen::kir {
 
 namespace {
 
-// What a block changes: variables declared or assigned (top-level immutable
-// lets of the loop body itself excepted, see hoist_from_loop) and the
-// buffers or arrays stored to, at any depth.
-void collect_changes(const Block& block, std::set<std::string>& names) {
-  for (const Stmt& s : block) {
-    switch (s.kind) {
-      case StmtKind::Let: case StmtKind::Assign: case StmtKind::Fold: case StmtKind::Array: case StmtKind::Loop:
-      case StmtKind::Store:
-        names.insert(s.name);
-        break;
-      default: break;
-    }
-    collect_changes(s.body, names);
+// What a statement changes: the variables it declares or assigns and the
+// buffers or arrays it stores to, at any depth.
+void collect_changes(const Stmt& s, std::set<std::string>& names) {
+  switch (s.kind) {
+    case StmtKind::Let: case StmtKind::Assign: case StmtKind::Fold: case StmtKind::Array: case StmtKind::Loop:
+    case StmtKind::Store:
+      names.insert(s.name);
+      break;
+    default: break;
   }
+  for (const Stmt& inner : s.body) collect_changes(inner, names);
 }
 
 bool mentions(const Expr& e, const std::set<std::string>& names) {
@@ -34,13 +31,11 @@ bool mentions(const Expr& e, const std::set<std::string>& names) {
 // The lets of `loop`'s body that do not vary with it, removed from the body
 // in their order.
 Block hoist_from_loop(Stmt& loop) {
+  // The loop's variable and what its body changes; the body's own
+  // immutable lets count only if they stay (decided in order below).
   std::set<std::string> variant = {loop.name};
   for (const Stmt& s : loop.body) {
-    if (s.kind == StmtKind::Let && !s.is_mutable) {
-      collect_changes(s.body, variant);
-      continue;
-    }
-    collect_changes({s}, variant);
+    if (s.kind != StmtKind::Let || s.is_mutable) collect_changes(s, variant);
   }
   Block hoisted, kept;
   for (Stmt& s : loop.body) {
