@@ -143,7 +143,7 @@ std::string canonical_text(const Graph& graph, const runtime::KernelGroup& group
   std::ostringstream out;
   out << "orchid " << kVersion << " profile " << kProfileVersion << "\n";
   if (group.symbol.empty()) {
-    out << "library\n";
+    out << "library" << (group.variant.empty() ? "" : " " + group.variant) << "\n";
   } else {
     // The code itself: a generator change re-measures the kernels it changes.
     out << "generated\n";

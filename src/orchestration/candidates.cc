@@ -203,7 +203,11 @@ class Enumerator {
     for (size_t c = begin; c < end; ++c) {
       for (size_t node : out_.clusters.members[c]) {
         const bool linear = rules_.fusion.is_linear(graph_, graph_.nodes()[node]);
-        out_.candidates.push_back({{node}, linear ? CandidateKind::Linear : CandidateKind::Library, part});
+        if (linear) {
+          add_linear({node}, part);
+        } else {
+          out_.candidates.push_back({{node}, CandidateKind::Library, part});
+        }
       }
     }
   }
@@ -223,9 +227,16 @@ class Enumerator {
         });
         return inside && rules_.linear_supported(graph_, make_group_(nodes));
       };
-      for (std::vector<size_t>& chain : chains_.prefixes(clusters.members[c][0], accepts)) {
-        out_.candidates.push_back({std::move(chain), CandidateKind::Linear, part});
-      }
+      for (std::vector<size_t>& chain : chains_.prefixes(clusters.members[c][0], accepts)) add_linear(chain, part);
+    }
+  }
+
+  // A linear group, once per implementation.
+  void add_linear(const std::vector<size_t>& nodes, size_t part) {
+    out_.candidates.push_back({nodes, CandidateKind::Linear, part});
+    if (!rules_.linear_variants) return;
+    for (std::string& variant : rules_.linear_variants(graph_, make_group_(nodes))) {
+      out_.candidates.push_back({nodes, CandidateKind::Linear, part, std::move(variant)});
     }
   }
 
@@ -258,6 +269,9 @@ CandidateRules cpu_candidate_rules() {
           },
           [](const Graph& graph, const runtime::KernelGroup& group) {
             return runtime::cpu::linear_group_supported(graph, group);
+          },
+          [](const Graph& graph, const runtime::KernelGroup& group) {
+            return runtime::cpu::linear_variants(graph, group);
           }};
 }
 

@@ -11,7 +11,8 @@
 // Legal candidates (the CPU backend can emit them as one kernel):
 //  - every single primitive (the kernel library, oneDNN for linear ones);
 //  - a linear primitive with each prefix of its epilogue chain that oneDNN's
-//    post-ops compute (epilogue_chains.h, runtime::cpu::linear_group_supported);
+//    post-ops compute (epilogue_chains.h, runtime::cpu::linear_group_supported),
+//    once per implementation (runtime::cpu::linear_variants);
 //  - a connected convex set of fusable clusters, two or more primitives, as
 //    one generated kernel (codegen::cpu::can_generate), any number of outputs.
 // Enumeration is bounded per part (partition below): when a part has more
@@ -35,6 +36,9 @@ struct Candidate {
   std::vector<size_t> nodes;  // ascending (a topological order)
   CandidateKind kind = CandidateKind::Library;
   size_t part = 0;
+  // Linear: the implementation (runtime::KernelGroup::variant); a linear
+  // group is one candidate per implementation, each measured.
+  std::string variant = {};
 };
 
 // A range of clusters [begin, end) that is enumerated and solved on its own.
@@ -60,6 +64,8 @@ struct CandidateRules {
   // Whether the backend emits a generated kernel / a linear kernel for these nodes.
   std::function<bool(const Graph&, const runtime::KernelGroup&)> can_generate;
   std::function<bool(const Graph&, const runtime::KernelGroup&)> linear_supported;
+  // A linear group's implementations besides the default one.
+  std::function<std::vector<std::string>(const Graph&, const runtime::KernelGroup&)> linear_variants = {};
 };
 CandidateRules cpu_candidate_rules();
 

@@ -73,6 +73,8 @@ class Orchestrator {
     set_ = enumerate_candidates(graph_, cpu_candidate_rules(), options_.candidates);
     for (const Candidate& candidate : set_.candidates) {
       groups_.push_back(make_group_(candidate.nodes));
+      groups_.back().variant = candidate.variant;
+      if (candidate.kind == CandidateKind::Linear) implementations_[candidate.nodes].push_back(groups_.size() - 1);
       if (candidate.kind == CandidateKind::Generated) {
         groups_.back().symbol = "orchid_candidate_" + std::to_string(groups_.size() - 1);
         ++report_.generated_candidates;
@@ -145,12 +147,18 @@ class Orchestrator {
     std::vector<ValueId> value_of(ids.size());
     for (const auto& [value, id] : ids) value_of[size_t(id)] = value;
     std::vector<bool> native, graph_output(ids.size(), false);
-    for (size_t i : part.candidates) native.push_back(set_.candidates[i].kind == CandidateKind::Linear);
+    for (size_t i : part.candidates) native.push_back(is_onednn(i));
     for (ValueId id : graph_.outputs()) {
       if (auto it = ids.find(id); it != ids.end()) graph_output[size_t(it->second)] = true;
     }
     part.layouts = add_native_layouts(
         part.problem, native, [&](int t) { return reorder_seconds(value_of[size_t(t)]); }, graph_output);
+  }
+
+  // A oneDNN kernel (the default implementation of a linear group): it
+  // reads and writes oneDNN's native layouts.
+  bool is_onednn(size_t i) const {
+    return set_.candidates[i].kind == CandidateKind::Linear && set_.candidates[i].variant.empty();
   }
 
   // The cost the BLP sees. A oneDNN kernel was timed with row-major inputs,
@@ -160,7 +168,7 @@ class Orchestrator {
   // so they are taken out here (at most half the time).
   double blp_cost(size_t i) const {
     const KernelCost& cost = costs_[i];
-    if (set_.candidates[i].kind != CandidateKind::Linear || cost.source == CostSource::Estimated) return cost.seconds;
+    if (!is_onednn(i) || cost.source == CostSource::Estimated) return cost.seconds;
     double conversions = 0;
     for (ValueId id : groups_[i].inputs) {
       if (!graph_.value(id).is_constant()) conversions += reorder_seconds(id);
@@ -262,14 +270,22 @@ class Orchestrator {
     return chosen;
   }
 
+  // The chosen candidates not measured yet, each with the other
+  // implementations of its linear group: their estimates are alike, so
+  // only measuring them side by side chooses between them.
   std::vector<size_t> unmeasured(const std::vector<std::vector<size_t>>& chosen) const {
-    std::vector<size_t> out;
+    std::set<size_t> out;
     for (const std::vector<size_t>& part : chosen) {
       for (size_t i : part) {
-        if (costs_[i].source == CostSource::Estimated) out.push_back(i);
+        if (costs_[i].source != CostSource::Estimated) continue;
+        out.insert(i);
+        if (set_.candidates[i].kind != CandidateKind::Linear) continue;
+        for (size_t j : implementations_.at(set_.candidates[i].nodes)) {
+          if (costs_[j].source == CostSource::Estimated) out.insert(j);
+        }
       }
     }
-    return out;
+    return {out.begin(), out.end()};
   }
 
   // Builds and times the candidates; false when there is nothing to do.
@@ -383,6 +399,7 @@ class Orchestrator {
   runtime::GroupMaker make_group_;
   CandidateSet set_;
   std::vector<runtime::KernelGroup> groups_;
+  std::map<std::vector<size_t>, std::vector<size_t>> implementations_;  // a linear group's nodes -> its candidates
   std::vector<PartProblem> problems_;
   std::vector<KernelCost> costs_;
   std::unique_ptr<cost::CostModel> cost_model_;

@@ -47,6 +47,7 @@ json kernels_to_json(const Program& program) {
     json kernel = {{"name", group.name}, {"ops", ops}, {"nodes", group.nodes}, {"inputs", group.inputs},
                    {"outputs", group.outputs}};
     if (!group.symbol.empty()) kernel["symbol"] = group.symbol;
+    if (!group.variant.empty()) kernel["variant"] = group.variant;
     kernels.push_back(std::move(kernel));
   }
   return kernels;
@@ -61,6 +62,7 @@ std::vector<KernelGroup> kernels_from_json(const json& j, const Graph& graph) {
     group.inputs = k.at("inputs").get<std::vector<ValueId>>();
     group.outputs = k.at("outputs").get<std::vector<ValueId>>();
     group.symbol = k.value("symbol", std::string());
+    group.variant = k.value("variant", std::string());
     for (size_t index : group.nodes) {
       if (index >= graph.nodes().size()) ORCHID_FAIL() << "kernel '" << group.name << "' names node " << index;
     }

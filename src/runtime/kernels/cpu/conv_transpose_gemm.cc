@@ -28,6 +28,8 @@
 // gemm never lost, so the rule (conv_transpose_gemm_preferred) is: always.
 #include "runtime/kernels/cpu/conv_transpose_gemm.h"
 
+#include "runtime/kernels/cpu/linear_epilogue.h"
+
 #include <oneapi/dnnl/dnnl.h>
 
 #include <algorithm>
@@ -42,85 +44,14 @@ namespace orchid::runtime::cpu {
 
 namespace {
 
-using onednn::Epilogue;
-using onednn::EpilogueKind;
 using onednn::LinearAnchor;
 using onednn::LinearKind;
 using onednn::LinearSpec;
-using dnnl::algorithm;
-
-bool supported_eltwise(algorithm alg) {
-  switch (alg) {
-    case algorithm::eltwise_relu:
-    case algorithm::eltwise_tanh:
-    case algorithm::eltwise_logistic:
-    case algorithm::eltwise_linear:
-    case algorithm::eltwise_clip:
-    case algorithm::eltwise_swish:
-    case algorithm::eltwise_abs:
-    case algorithm::eltwise_sqrt:
-    case algorithm::eltwise_exp:
-    case algorithm::eltwise_log:
-    case algorithm::eltwise_elu:
-    case algorithm::eltwise_pow:
-      return true;
-    default:
-      return false;
-  }
-}
-
-// y = e(y) over n floats, oneDNN's eltwise semantics.
-void apply_eltwise(const Epilogue& e, float* y, int64_t n) {
-  const float a = e.alpha, b = e.beta;
-  switch (e.algorithm) {
-    case algorithm::eltwise_relu:
-      if (a == 0.f) {
-        for (int64_t i = 0; i < n; ++i) y[i] = std::max(y[i], 0.f);
-      } else {
-        for (int64_t i = 0; i < n; ++i) y[i] = y[i] > 0.f ? y[i] : a * y[i];
-      }
-      break;
-    case algorithm::eltwise_tanh:
-      for (int64_t i = 0; i < n; ++i) y[i] = std::tanh(y[i]);
-      break;
-    case algorithm::eltwise_logistic:
-      for (int64_t i = 0; i < n; ++i) y[i] = 1.f / (1.f + std::exp(-y[i]));
-      break;
-    case algorithm::eltwise_linear:
-      for (int64_t i = 0; i < n; ++i) y[i] = a * y[i] + b;
-      break;
-    case algorithm::eltwise_clip:
-      for (int64_t i = 0; i < n; ++i) y[i] = std::min(b, std::max(a, y[i]));
-      break;
-    case algorithm::eltwise_swish:
-      for (int64_t i = 0; i < n; ++i) y[i] = y[i] / (1.f + std::exp(-a * y[i]));
-      break;
-    case algorithm::eltwise_abs:
-      for (int64_t i = 0; i < n; ++i) y[i] = std::fabs(y[i]);
-      break;
-    case algorithm::eltwise_sqrt:
-      for (int64_t i = 0; i < n; ++i) y[i] = std::sqrt(y[i]);
-      break;
-    case algorithm::eltwise_exp:
-      for (int64_t i = 0; i < n; ++i) y[i] = std::exp(y[i]);
-      break;
-    case algorithm::eltwise_log:
-      for (int64_t i = 0; i < n; ++i) y[i] = std::log(y[i]);
-      break;
-    case algorithm::eltwise_elu:
-      for (int64_t i = 0; i < n; ++i) y[i] = y[i] > 0.f ? y[i] : a * (std::exp(y[i]) - 1.f);
-      break;
-    case algorithm::eltwise_pow:
-      for (int64_t i = 0; i < n; ++i) y[i] = a * std::pow(y[i], b);
-      break;
-    default:
-      ORCHID_FAIL() << "unsupported eltwise epilogue";
-  }
-}
 
 class ConvTransposeGemmKernel : public Kernel {
  public:
-  ConvTransposeGemmKernel(const Graph& graph, const KernelGroup& group, const LinearSpec& spec) {
+  ConvTransposeGemmKernel(const Graph& graph, const KernelGroup& group, const LinearSpec& spec)
+      : epilogue_(graph, group, spec) {
     const LinearAnchor& a = spec.anchor;
     const size_t sd = a.src.size() - 2;  // spatial rank, 1..3
     batch_ = a.src[0];
@@ -158,31 +89,12 @@ class ConvTransposeGemmKernel : public Kernel {
     }
     cols_.resize(size_t(groups_ * rows * in_size_));
 
-    // Bias: the operator's (constant or runtime) plus folded Adds.
-    bias_constant_.assign(size_t(a.dst[1]), 0.f);
-    if (a.b != kNoValue && graph.value(a.b).is_constant()) {
-      const Tensor& b = *graph.value(a.b).constant;
-      for (int64_t c = 0; c < b.numel(); ++c) bias_constant_[size_t(c)] += float(b.at_f64(c));
-    } else if (a.b != kNoValue) {
-      bias_input_ = index_of(group.inputs, a.b);
-    }
-    for (const Epilogue& e : spec.epilogues) {
-      if (e.kind == EpilogueKind::Bias) {
-        for (size_t c = 0; c < e.values.size(); ++c) bias_constant_[c] += e.values[c];
-      } else {
-        eltwise_.push_back(e);
-      }
-    }
-    bias_ = bias_constant_;
   }
 
   void run(const KernelArgs& args) override {
     const float* x = static_cast<const float*>(args.inputs[size_t(x_input_)]);
     float* y = static_cast<float*>(args.outputs[0]);
-    if (bias_input_ >= 0) {
-      const float* b = static_cast<const float*>(args.inputs[size_t(bias_input_)]);
-      for (size_t c = 0; c < bias_.size(); ++c) bias_[c] = bias_constant_[c] + b[c];
-    }
+    epilogue_.bind(args);
     const int64_t rows = cout_g_ * taps_, cout = cout_g_ * groups_;
     for (int64_t n = 0; n < batch_; ++n) {
       const float* xn = x + n * groups_ * cin_g_ * in_size_;
@@ -195,7 +107,7 @@ class ConvTransposeGemmKernel : public Kernel {
       }
       const int64_t grain = std::max<int64_t>(1, 32768 / std::max<int64_t>(1, taps_ * in_size_));
       parallel_for(cout, grain, [&](int64_t begin, int64_t end) {
-        for (int64_t c = begin; c < end; ++c) channel(c, yn + c * out_size_);
+        for (int64_t c = begin; c < end; ++c) channel(c, yn + c * out_size_, (n * cout + c) * out_size_);
       });
     }
   }
@@ -203,7 +115,7 @@ class ConvTransposeGemmKernel : public Kernel {
   std::string implementation() const override { return "gemm deconv (col2im)"; }
 
   bool reads_input_at_run(size_t input) const override {
-    return int(input) == x_input_ || int(input) == bias_input_;
+    return int(input) == x_input_ || epilogue_.reads_input(input);
   }
 
  private:
@@ -214,8 +126,8 @@ class ConvTransposeGemmKernel : public Kernel {
   }
 
   // Output channel c (global index): bias, col2im of its taps, epilogues.
-  void channel(int64_t c, float* out) const {
-    std::fill(out, out + out_size_, bias_[size_t(c)]);
+  void channel(int64_t c, float* out, int64_t offset) const {
+    std::fill(out, out + out_size_, epilogue_.bias(c));
     const float* col = cols_.data() + c * taps_ * in_size_;  // groups are contiguous in cols_
     for (int64_t kd = 0; kd < k_[0]; ++kd) {
       for (int64_t kh = 0; kh < k_[1]; ++kh) {
@@ -224,7 +136,7 @@ class ConvTransposeGemmKernel : public Kernel {
         }
       }
     }
-    for (const Epilogue& e : eltwise_) apply_eltwise(e, out, out_size_);
+    epilogue_.apply(out, offset, c, out_size_);
   }
 
   // The input positions i whose output i*s + k*d - p lies in [0, out): [lo, hi).
@@ -262,9 +174,9 @@ class ConvTransposeGemmKernel : public Kernel {
 
   int64_t batch_ = 1, groups_ = 1, cin_g_ = 0, cout_g_ = 0, taps_ = 1, in_size_ = 1, out_size_ = 1;
   int64_t in_[3] = {}, out_[3] = {}, k_[3] = {}, stride_[3] = {}, dil_[3] = {}, pad_[3] = {};
-  int x_input_ = -1, bias_input_ = -1;
-  std::vector<float> wt_, cols_, bias_constant_, bias_;
-  std::vector<Epilogue> eltwise_;
+  int x_input_ = -1;
+  std::vector<float> wt_, cols_;
+  LinearEpilogue epilogue_;
 };
 
 }  // namespace
@@ -274,9 +186,8 @@ std::unique_ptr<Kernel> make_conv_transpose_gemm_kernel(const Graph& graph, cons
   const LinearAnchor& a = spec.anchor;
   if (a.kind != LinearKind::ConvTranspose || a.src.size() < 3 || a.src.size() > 5) return nullptr;
   if (!graph.value(a.w).is_constant() || graph.type(a.x).dtype != DType::Float32) return nullptr;
-  for (const Epilogue& e : spec.epilogues) {
-    if (e.kind == EpilogueKind::Binary) return nullptr;
-    if (e.kind == EpilogueKind::Eltwise && !supported_eltwise(e.algorithm)) return nullptr;
+  for (const onednn::Epilogue& e : spec.epilogues) {
+    if (!epilogue_supported(e)) return nullptr;
   }
   return std::make_unique<ConvTransposeGemmKernel>(graph, group, spec);
 }

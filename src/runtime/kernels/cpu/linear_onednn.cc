@@ -1,8 +1,11 @@
-// The registry's entry points for oneDNN linear kernels: Conv, ConvTranspose
-// and MatMul groups in float32, with epilogues as bias and post-ops. What is
+// The registry's entry points for linear kernels: Conv, ConvTranspose and
+// MatMul groups in float32, with epilogues as bias and post-ops. What is
 // supported is decided once, in onednn_linear_spec.cc, for both the plan
-// (linear_group_supported) and the kernel (make_linear_kernel).
+// (linear_group_supported) and the kernel (make_linear_kernel). oneDNN is
+// the default implementation; the others (ConvTranspose as GEMM + col2im,
+// direct convolutions) read the same spec.
 #include "runtime/kernels/cpu/conv_transpose_gemm.h"
+#include "runtime/kernels/cpu/direct_conv.h"
 #include "runtime/kernels/cpu/onednn_linear_kernel.h"
 #include "runtime/kernels/cpu/registry.h"
 #include "support/error.h"
@@ -11,6 +14,13 @@ namespace orchid::runtime::cpu {
 
 std::unique_ptr<Kernel> make_linear_kernel(const Graph& graph, const KernelGroup& group) {
   std::optional<onednn::LinearSpec> spec = onednn::analyze_group(graph, group);
+  if (!group.variant.empty()) {
+    std::unique_ptr<Kernel> kernel;
+    if (spec && group.variant == kDirectVariant) kernel = make_direct_conv_kernel(graph, group, *spec);
+    ORCHID_CHECK(kernel) << "the kernel group '" << group.name << "' has no '" << group.variant
+                         << "' implementation";
+    return kernel;
+  }
   if (!spec) return nullptr;
   // ConvTranspose: GEMM + col2im where it beats oneDNN's deconvolution.
   if (spec->anchor.kind == onednn::LinearKind::ConvTranspose && conv_transpose_gemm_preferred(*spec)) {
@@ -24,6 +34,12 @@ std::unique_ptr<Kernel> make_linear_kernel(const Graph& graph, const KernelGroup
     if (group.nodes.size() == 1) return nullptr;
     ORCHID_FAIL() << "oneDNN cannot build the kernel group '" << group.name << "': " << e.what();
   }
+}
+
+std::vector<std::string> linear_variants(const Graph& graph, const KernelGroup& group) {
+  std::optional<onednn::LinearSpec> spec = onednn::analyze_group(graph, group);
+  if (spec && direct_conv_supported(graph, *spec)) return {kDirectVariant};
+  return {};
 }
 
 bool linear_group_supported(const Graph& graph, const KernelGroup& group) {

@@ -6,12 +6,15 @@
 #pragma once
 
 #include <memory>
+#include <string>
+#include <vector>
 
 #include "runtime/kernel.h"
 
 namespace orchid::runtime::cpu {
 
-// oneDNN: Conv, ConvTranspose and MatMul groups, with post-op epilogues.
+// oneDNN: Conv, ConvTranspose and MatMul groups, with post-op epilogues;
+// the group's variant when it names one (then it must build).
 std::unique_ptr<Kernel> make_linear_kernel(const Graph& graph, const KernelGroup& group);
 // ai.orchid G2BMM and GBMM (banded_kernel.h), float32, without epilogues.
 std::unique_ptr<Kernel> make_banded_kernel(const Graph& graph, const KernelGroup& group);
@@ -23,6 +26,11 @@ std::unique_ptr<Kernel> make_reduce_kernel(const Graph& graph, const KernelGroup
 std::unique_ptr<Kernel> make_layout_kernel(const Graph& graph, const KernelGroup& group);
 // Any single node, through the reference interpreter's implementation.
 std::unique_ptr<Kernel> make_reference_kernel(const Graph& graph, const KernelGroup& group);
+
+// The implementations of a linear group other than the default one, by
+// name (KernelGroup::variant): "direct" for depthwise and pointwise convs
+// (direct_conv.h).
+std::vector<std::string> linear_variants(const Graph& graph, const KernelGroup& group);
 
 // Whether make_linear_kernel can absorb `next` (a node consuming the current
 // output of `group`, the group's only consumer of it) as a post-op of the

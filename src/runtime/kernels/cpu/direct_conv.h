@@ -1,0 +1,32 @@
+// Orchid's own convolution kernels for the shapes oneDNN 2.6 runs far from
+// their bounds in the runtime's NCHW layout: depthwise convolutions (one
+// input channel per group, any multiplier, kernel, stride, dilation and
+// padding) and pointwise ones (1x1, stride 1, one group) as a
+// register-blocked GEMM over the NCHW planes. Both apply the group's
+// epilogues (linear_epilogue.h) to each output row or tile while it is in
+// cache, and read and write NCHW directly: no reorders.
+//
+// They are an alternative implementation of a linear group, the variant
+// "direct" (KernelGroup::variant): orchestration offers it beside oneDNN's
+// and the measured faster one is chosen.
+#pragma once
+
+#include <memory>
+
+#include "runtime/kernel.h"
+#include "runtime/kernels/cpu/onednn_linear_spec.h"
+
+namespace orchid::runtime::cpu {
+
+inline constexpr const char* kDirectVariant = "direct";
+
+// Whether a direct kernel computes this group: a float32 2-D Conv with
+// constant weights, depthwise or pointwise, and supported epilogues.
+bool direct_conv_supported(const Graph& graph, const onednn::LinearSpec& spec);
+
+// The kernel ("direct depthwise conv" / "direct pointwise conv"); nullptr
+// when direct_conv_supported is false.
+std::unique_ptr<Kernel> make_direct_conv_kernel(const Graph& graph, const KernelGroup& group,
+                                                const onednn::LinearSpec& spec);
+
+}  // namespace orchid::runtime::cpu

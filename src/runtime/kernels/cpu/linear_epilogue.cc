@@ -1,0 +1,194 @@
+#include "runtime/kernels/cpu/linear_epilogue.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "runtime/kernels/cpu/elementwise_math.h"
+#include "support/error.h"
+
+namespace orchid::runtime::cpu {
+
+namespace {
+
+using dnnl::algorithm;
+using onednn::Epilogue;
+using onednn::EpilogueKind;
+
+bool supported_binary(algorithm alg) {
+  switch (alg) {
+    case algorithm::binary_add:
+    case algorithm::binary_mul:
+    case algorithm::binary_max:
+    case algorithm::binary_min:
+    case algorithm::binary_sub:
+    case algorithm::binary_div:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// y[i] = y[i] op t(i) for t(i) = at(i): a tensor's element or a constant.
+template <typename Operand>
+void apply_binary(algorithm alg, float* y, int64_t n, Operand at) {
+  switch (alg) {
+    case algorithm::binary_add:
+      for (int64_t i = 0; i < n; ++i) y[i] += at(i);
+      break;
+    case algorithm::binary_mul:
+      for (int64_t i = 0; i < n; ++i) y[i] *= at(i);
+      break;
+    case algorithm::binary_max:
+      for (int64_t i = 0; i < n; ++i) y[i] = std::max(y[i], at(i));
+      break;
+    case algorithm::binary_min:
+      for (int64_t i = 0; i < n; ++i) y[i] = std::min(y[i], at(i));
+      break;
+    case algorithm::binary_sub:
+      for (int64_t i = 0; i < n; ++i) y[i] -= at(i);
+      break;
+    case algorithm::binary_div:
+      for (int64_t i = 0; i < n; ++i) y[i] /= at(i);
+      break;
+    default:
+      ORCHID_FAIL() << "unsupported binary epilogue";
+  }
+}
+
+int index_of(const std::vector<ValueId>& ids, ValueId id) {
+  auto it = std::find(ids.begin(), ids.end(), id);
+  ORCHID_CHECK(it != ids.end()) << "value " << id << " is not an input of the kernel group";
+  return int(it - ids.begin());
+}
+
+}  // namespace
+
+bool epilogue_supported(const Epilogue& e) {
+  switch (e.kind) {
+    case EpilogueKind::Bias:
+      return true;
+    case EpilogueKind::Binary:
+      return supported_binary(e.algorithm);
+    case EpilogueKind::Eltwise:
+      break;
+  }
+  switch (e.algorithm) {
+    case algorithm::eltwise_relu:
+    case algorithm::eltwise_tanh:
+    case algorithm::eltwise_logistic:
+    case algorithm::eltwise_linear:
+    case algorithm::eltwise_clip:
+    case algorithm::eltwise_swish:
+    case algorithm::eltwise_abs:
+    case algorithm::eltwise_sqrt:
+    case algorithm::eltwise_exp:
+    case algorithm::eltwise_log:
+    case algorithm::eltwise_elu:
+    case algorithm::eltwise_pow:
+      return true;
+    default:
+      return false;
+  }
+}
+
+void apply_eltwise(const Epilogue& e, float* y, int64_t n) {
+  const float a = e.alpha, b = e.beta;
+  switch (e.algorithm) {
+    case algorithm::eltwise_relu:
+      if (a == 0.f) {
+        for (int64_t i = 0; i < n; ++i) y[i] = std::max(y[i], 0.f);
+      } else {
+        for (int64_t i = 0; i < n; ++i) y[i] = y[i] > 0.f ? y[i] : a * y[i];
+      }
+      break;
+    case algorithm::eltwise_tanh:
+      for (int64_t i = 0; i < n; ++i) y[i] = fast_math::tanh(y[i]);
+      break;
+    case algorithm::eltwise_logistic:
+      for (int64_t i = 0; i < n; ++i) y[i] = fast_math::sigmoid(y[i]);
+      break;
+    case algorithm::eltwise_linear:
+      for (int64_t i = 0; i < n; ++i) y[i] = a * y[i] + b;
+      break;
+    case algorithm::eltwise_clip:
+      for (int64_t i = 0; i < n; ++i) y[i] = std::min(b, std::max(a, y[i]));
+      break;
+    case algorithm::eltwise_swish:
+      for (int64_t i = 0; i < n; ++i) y[i] = y[i] * fast_math::sigmoid(a * y[i]);
+      break;
+    case algorithm::eltwise_abs:
+      for (int64_t i = 0; i < n; ++i) y[i] = std::fabs(y[i]);
+      break;
+    case algorithm::eltwise_sqrt:
+      for (int64_t i = 0; i < n; ++i) y[i] = std::sqrt(y[i]);
+      break;
+    case algorithm::eltwise_exp:
+      for (int64_t i = 0; i < n; ++i) y[i] = fast_math::exp(y[i]);
+      break;
+    case algorithm::eltwise_log:
+      for (int64_t i = 0; i < n; ++i) y[i] = fast_math::log(y[i]);
+      break;
+    case algorithm::eltwise_elu:
+      for (int64_t i = 0; i < n; ++i) y[i] = y[i] > 0.f ? y[i] : a * (fast_math::exp(y[i]) - 1.f);
+      break;
+    case algorithm::eltwise_pow:
+      for (int64_t i = 0; i < n; ++i) y[i] = a * std::pow(y[i], b);
+      break;
+    default:
+      ORCHID_FAIL() << "unsupported eltwise epilogue";
+  }
+}
+
+LinearEpilogue::LinearEpilogue(const Graph& graph, const KernelGroup& group, const onednn::LinearSpec& spec) {
+  const onednn::LinearAnchor& a = spec.anchor;
+  bias_constant_.assign(size_t(spec.out_type.shape.at(1)), 0.f);
+  if (a.b != kNoValue && graph.value(a.b).is_constant()) {
+    const Tensor& b = *graph.value(a.b).constant;
+    for (int64_t c = 0; c < b.numel(); ++c) bias_constant_[size_t(c)] += float(b.at_f64(c));
+  } else if (a.b != kNoValue) {
+    bias_input_ = index_of(group.inputs, a.b);
+  }
+  for (const Epilogue& e : spec.epilogues) {
+    ORCHID_CHECK(epilogue_supported(e)) << "an epilogue the linear kernel cannot apply";
+    if (e.kind == EpilogueKind::Bias) {
+      for (size_t c = 0; c < e.values.size(); ++c) bias_constant_[c] += e.values[c];
+      continue;
+    }
+    Step step{e};
+    if (e.kind == EpilogueKind::Binary && e.tensor != kNoValue) step.tensor_input = index_of(group.inputs, e.tensor);
+    tail_.push_back(std::move(step));
+  }
+  bias_ = bias_constant_;
+}
+
+void LinearEpilogue::bind(const KernelArgs& args) {
+  if (bias_input_ >= 0) {
+    const float* b = static_cast<const float*>(args.inputs[size_t(bias_input_)]);
+    for (size_t c = 0; c < bias_.size(); ++c) bias_[c] = bias_constant_[c] + b[c];
+  }
+  for (Step& step : tail_) {
+    if (step.tensor_input >= 0) step.tensor = static_cast<const float*>(args.inputs[size_t(step.tensor_input)]);
+  }
+}
+
+void LinearEpilogue::apply(float* y, int64_t offset, int64_t channel, int64_t n) const {
+  for (const Step& step : tail_) {
+    const Epilogue& e = step.epilogue;
+    if (e.kind == EpilogueKind::Eltwise) {
+      apply_eltwise(e, y, n);
+    } else if (step.tensor) {
+      const float* t = step.tensor + offset;
+      apply_binary(e.algorithm, y, n, [t](int64_t i) { return t[i]; });
+    } else {
+      const float v = e.values.size() == 1 ? e.values[0] : e.values[size_t(channel)];
+      apply_binary(e.algorithm, y, n, [v](int64_t) { return v; });
+    }
+  }
+}
+
+bool LinearEpilogue::reads_input(size_t input) const {
+  if (int(input) == bias_input_) return true;
+  return std::any_of(tail_.begin(), tail_.end(), [&](const Step& s) { return s.tensor_input == int(input); });
+}
+
+}  // namespace orchid::runtime::cpu

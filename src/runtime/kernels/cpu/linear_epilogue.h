@@ -1,0 +1,52 @@
+// The epilogues of Orchid's own linear kernels (direct convolutions, GEMM
+// deconvolution): what oneDNN would run as bias and post-ops
+// (onednn_linear_spec.h), applied to runs of one output channel while they
+// are in cache.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "runtime/kernel.h"
+#include "runtime/kernels/cpu/onednn_linear_spec.h"
+
+namespace orchid::runtime::cpu {
+
+// Whether LinearEpilogue applies this epilogue: bias, the eltwise
+// algorithms fission's activations become, and binary ops with a runtime
+// tensor of the output's shape or per-channel constants.
+bool epilogue_supported(const onednn::Epilogue& e);
+
+// y = e(y) over n floats, oneDNN's eltwise semantics (vectorized float
+// exp / sigmoid / tanh of fast_math).
+void apply_eltwise(const onednn::Epilogue& e, float* y, int64_t n);
+
+// A group's bias (the operator's own, constant or runtime, plus the Bias
+// epilogues) and its other epilogues in order. The output's channel axis
+// is 1 (Conv, ConvTranspose).
+class LinearEpilogue {
+ public:
+  // Requires every epilogue of `spec` to be epilogue_supported.
+  LinearEpilogue(const Graph& graph, const KernelGroup& group, const onednn::LinearSpec& spec);
+  // Before a run: reads the runtime bias and the binary operands.
+  void bind(const KernelArgs& args);
+  float bias(int64_t channel) const { return bias_[size_t(channel)]; }
+  bool has_tail() const { return !tail_.empty(); }
+  // The epilogues after the bias on y[0, n), which are the output's elements
+  // [offset, offset + n) of channel `channel`.
+  void apply(float* y, int64_t offset, int64_t channel, int64_t n) const;
+  // Whether the kernel reads group input `input` at run time.
+  bool reads_input(size_t input) const;
+
+ private:
+  struct Step {
+    onednn::Epilogue epilogue;
+    int tensor_input = -1;  // Binary with a runtime tensor: its group input
+    const float* tensor = nullptr;
+  };
+  std::vector<float> bias_constant_, bias_;
+  int bias_input_ = -1;
+  std::vector<Step> tail_;
+};
+
+}  // namespace orchid::runtime::cpu

@@ -1,0 +1,208 @@
+// The direct convolution kernels (direct_conv.cc) against the reference
+// interpreter on randomized shapes — depthwise with any multiplier, kernel,
+// stride, dilation and padding; pointwise with any channel counts and plane
+// sizes (tails of every vector width) — and each kind of epilogue.
+#include "runtime/kernels/cpu/direct_conv.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <random>
+
+#include "runtime/kernels/cpu/registry.h"
+#include "runtime_test_util.h"
+#include "support/parallel.h"
+
+namespace orchid::runtime {
+namespace {
+
+using namespace testing;  // NOLINT
+using ints = std::vector<int64_t>;
+
+std::vector<size_t> all_nodes(const Graph& graph) {
+  std::vector<size_t> all;
+  for (size_t i = 0; i < graph.nodes().size(); ++i) all.push_back(i);
+  return all;
+}
+
+// The whole graph as one kernel of the "direct" variant, run twice (no
+// state may leak between runs) against the interpreter.
+void expect_direct(const Graph& graph, const std::string& implementation) {
+  const KernelGroup group = make_group(graph, all_nodes(graph));
+  ASSERT_EQ(cpu::linear_variants(graph, group), std::vector<std::string>{cpu::kDirectVariant});
+  Program program;
+  program.graph = graph;
+  program.kernels.push_back(group);
+  program.kernels.back().variant = cpu::kDirectVariant;
+  const std::map<std::string, Tensor> feeds = uniform_feeds(graph, 7, -2, 2);
+  Executable executable(std::move(program));
+  const std::vector<Tensor> want = reference::run_graph(graph, feeds);
+  for (int run = 0; run < 2; ++run) {
+    const std::vector<Tensor> got = executable.run(feeds);
+    ASSERT_EQ(got.size(), want.size());
+    reference::Comparison c = reference::compare_tensors(got[0], want[0], 1e-4, 1e-4);
+    EXPECT_TRUE(c.ok) << c.mismatch;
+  }
+  EXPECT_EQ(executable.kernel_info().at(0).implementation, implementation);
+}
+
+// Epilogue chains after the conv (value v of `channels` channels).
+ValueId add_epilogue(GraphBuilder& b, ValueId v, int kind, int64_t channels, const Shape& out) {
+  switch (kind) {
+    case 1:  // bias + ReLU
+      return b.op("Relu", {b.op("Add", {v, b.constant({channels, 1, 1})})});
+    case 2: {  // SiLU (fission's Sigmoid + Mul pair)
+      ValueId s = b.op("Sigmoid", {v});
+      return b.op("Mul", {v, s});
+    }
+    case 3:  // residual Add of a runtime tensor, then Clip's bounds
+      return b.op("Min", {b.op("Max", {b.op("Add", {v, b.input("r", out)}), b.scalar(-1.f)}), b.scalar(1.5f)});
+    case 4:  // a per-channel scale after an activation (a binary post-op of constants)
+      return b.op("Mul", {b.op("Tanh", {v}), b.constant({channels, 1, 1})});
+    default:
+      return v;
+  }
+}
+
+Shape conv_output(const Shape& x, int64_t m, const ints& k, const ints& s, const ints& d, const ints& p) {
+  Shape out = {x[0], m};
+  for (size_t i = 0; i < 2; ++i) out.push_back((x[2 + i] + p[i] + p[i + 2] - d[i] * (k[i] - 1) - 1) / s[i] + 1);
+  return out;
+}
+
+TEST(DirectConv, DepthwiseRandomShapes) {
+  std::mt19937 rng(5);
+  auto pick = [&](int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(rng); };
+  for (int trial = 0; trial < 40; ++trial) {
+    const int64_t c = pick(1, 12), mult = pick(1, 2), n = pick(1, 2);
+    const ints k = {pick(1, 3) * 2 - 1, pick(1, 3) * 2 - 1};
+    const ints s = {pick(1, 3), pick(1, 3)};
+    const ints d = {pick(1, 2), pick(1, 2)};
+    const ints p = {pick(0, k[0]), pick(0, k[1]), pick(0, k[0]), pick(0, k[1])};
+    const Shape x = {n, c, pick(1, 40), pick(1, 90)};
+    const Shape out = conv_output(x, c * mult, k, s, d, p);
+    if (out[2] < 1 || out[3] < 1) continue;
+    SCOPED_TRACE("trial " + std::to_string(trial));
+    GraphBuilder b;
+    b.seed = uint32_t(100 + trial);
+    const bool bias = trial % 3 == 0;
+    std::vector<ValueId> inputs = {b.input("x", x), b.constant({c * mult, 1, k[0], k[1]})};
+    if (bias) inputs.push_back(b.constant({c * mult}));
+    ValueId v = b.op("Conv", inputs,
+                     attrs({{"group", c}, {"strides", s}, {"dilations", d}, {"pads", p}, {"kernel_shape", k}}));
+    Graph g = b.finish(add_epilogue(b, v, trial % 5, c * mult, out));
+    expect_direct(g, "direct depthwise conv");
+  }
+}
+
+TEST(DirectConv, PointwiseRandomShapes) {
+  std::mt19937 rng(9);
+  auto pick = [&](int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(rng); };
+  for (int trial = 0; trial < 30; ++trial) {
+    const int64_t c = pick(1, 40), m = pick(1, 30), n = pick(1, 2);
+    const Shape x = {n, c, pick(1, 20), pick(1, 40)};
+    const Shape out = {n, m, x[2], x[3]};
+    SCOPED_TRACE("trial " + std::to_string(trial));
+    GraphBuilder b;
+    b.seed = uint32_t(300 + trial);
+    std::vector<ValueId> inputs = {b.input("x", x), b.constant({m, c, 1, 1})};
+    if (trial % 2) inputs.push_back(b.constant({m}));
+    ValueId v = b.op("Conv", inputs);
+    Graph g = b.finish(add_epilogue(b, v, trial % 5, m, out));
+    // One input channel is also a depthwise conv (multiplier m).
+    expect_direct(g, c == 1 ? "direct depthwise conv" : "direct pointwise conv");
+  }
+}
+
+TEST(DirectConv, RuntimeBias) {
+  GraphBuilder b;
+  ValueId v = b.op("Conv", {b.input("x", {1, 5, 9, 33}), b.constant({5, 1, 3, 3}), b.input("bias", {5})},
+                   attrs({{"group", int64_t(5)}, {"pads", ints{1, 1, 1, 1}}}));
+  expect_direct(b.finish(b.op("Relu", {v})), "direct depthwise conv");
+}
+
+TEST(DirectConv, OtherConvsHaveNoDirectVariant) {
+  GraphBuilder b;
+  // A dense 3x3 conv and a grouped one with two channels per group.
+  ValueId v = b.op("Conv", {b.input("x", {1, 4, 8, 8}), b.constant({6, 4, 3, 3})});
+  v = b.op("Conv", {v, b.constant({6, 2, 1, 1})}, attrs({{"group", int64_t(3)}}));
+  Graph g = b.finish(v);
+  for (size_t node = 0; node < g.nodes().size(); ++node) {
+    EXPECT_TRUE(cpu::linear_variants(g, make_group(g, {node})).empty()) << "node " << node;
+  }
+}
+
+}  // namespace
+}  // namespace orchid::runtime
+
+namespace orchid::runtime {
+namespace {
+
+using namespace testing;  // NOLINT
+
+// Median seconds of `runs` runs after a warm-up.
+double median_seconds(Executable& e, const std::map<std::string, Tensor>& feeds, int runs = 31) {
+  e.run(feeds);
+  std::vector<double> times;
+  for (int i = 0; i < runs; ++i) {
+    const auto start = std::chrono::steady_clock::now();
+    e.run(feeds);
+    times.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  }
+  std::sort(times.begin(), times.end());
+  return times[times.size() / 2];
+}
+
+// Not a test: oneDNN (the default) against the direct kernels on the zoo's
+// shapes, each one conv + bias + ReLU with NCHW input and output, 2 threads.
+// Prints ms and the achieved GB/s (input, weights, output once) and GFLOP/s.
+TEST(DirectConv, DISABLED_Benchmark) {
+  set_num_threads(2);
+  struct Shape4 {
+    std::string name;
+    Shape x;
+    int64_t m, k, stride, group;
+  };
+  const std::vector<Shape4> shapes = {
+      {"dw3x3 s2 64x128x128", {1, 64, 128, 128}, 64, 3, 2, 64},
+      {"dw3x3 s1 128x128x128", {1, 128, 128, 128}, 128, 3, 1, 128},
+      {"dw3x3 s1 96x56x56", {1, 96, 56, 56}, 96, 3, 1, 96},
+      {"dw5x5 s1 256x32x32", {1, 256, 32, 32}, 256, 5, 1, 256},
+      {"dw3x3 s1 512x16x16", {1, 512, 16, 16}, 512, 3, 1, 512},
+      {"dw3x3 s1 1024x8x8", {1, 1024, 8, 8}, 1024, 3, 1, 1024},
+      {"pw 128->32 64x64", {1, 128, 64, 64}, 32, 1, 1, 1},
+      {"pw 56->12 128x128", {1, 56, 128, 128}, 12, 1, 1, 1},
+      {"pw 16->96 128x128", {1, 16, 128, 128}, 96, 1, 1, 1},
+      {"pw 64->256 56x56", {1, 64, 56, 56}, 256, 1, 1, 1},
+      {"pw 256->256 32x32", {1, 256, 32, 32}, 256, 1, 1, 1},
+      {"pw 1024->256 128x128", {1, 1024, 128, 128}, 256, 1, 1, 1},
+      {"pw 512->1024 16x16", {1, 512, 16, 16}, 1024, 1, 1, 1},
+  };
+  for (const Shape4& s : shapes) {
+    GraphBuilder b;
+    const int64_t pad = s.k / 2;
+    ValueId v = b.op("Conv", {b.input("x", s.x), b.constant({s.m, s.x[1] / s.group, s.k, s.k}), b.constant({s.m})},
+                     attrs({{"group", s.group},
+                            {"strides", ints{s.stride, s.stride}},
+                            {"pads", ints{pad, pad, pad, pad}}}));
+    Graph g = b.finish(b.op("Relu", {v}));
+    const std::map<std::string, Tensor> feeds = uniform_feeds(g, 1);
+    std::vector<double> ms;
+    for (const char* variant : {"", cpu::kDirectVariant}) {
+      Program program;
+      program.graph = g;
+      program.kernels.push_back(make_group(g, all_nodes(g)));
+      program.kernels.back().variant = variant;
+      Executable e(std::move(program));
+      ms.push_back(median_seconds(e, feeds) * 1e3);
+    }
+    const TensorType& out = g.type(g.outputs()[0]);
+    const double bytes = 4.0 * double(g.type(g.inputs()[0]).numel() + out.numel() + s.m * s.x[1] / s.group * s.k * s.k);
+    const double flops = 2.0 * double(out.numel()) * double(s.x[1] / s.group * s.k * s.k);
+    std::printf("[bench] %-24s onednn %7.3f ms  direct %7.3f ms  (direct: %5.1f GB/s, %6.1f GFLOP/s)\n",
+                s.name.c_str(), ms[0], ms[1], bytes / ms[1] * 1e-6, flops / ms[1] * 1e-6);
+  }
+}
+
+}  // namespace
+}  // namespace orchid::runtime
