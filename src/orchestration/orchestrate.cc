@@ -270,15 +270,14 @@ class Orchestrator {
     return chosen;
   }
 
-  // The chosen candidates not measured yet, each with the other
-  // implementations of its linear group: their estimates are alike, so
-  // only measuring them side by side chooses between them.
+  // The chosen candidates not measured yet, and the other implementations
+  // of each chosen linear group: an estimate cannot tell them apart (nor
+  // a cached time from an estimate), so they are measured side by side.
   std::vector<size_t> unmeasured(const std::vector<std::vector<size_t>>& chosen) const {
     std::set<size_t> out;
     for (const std::vector<size_t>& part : chosen) {
       for (size_t i : part) {
-        if (costs_[i].source != CostSource::Estimated) continue;
-        out.insert(i);
+        if (costs_[i].source == CostSource::Estimated) out.insert(i);
         if (set_.candidates[i].kind != CandidateKind::Linear) continue;
         for (size_t j : implementations_.at(set_.candidates[i].nodes)) {
           if (costs_[j].source == CostSource::Estimated) out.insert(j);

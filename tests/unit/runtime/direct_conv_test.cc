@@ -114,6 +114,17 @@ TEST(DirectConv, PointwiseRandomShapes) {
   }
 }
 
+// Sums longer than one chunk of input channels, several row tasks.
+TEST(DirectConv, PointwiseDeepSums) {
+  for (const Shape& x : {Shape{1, 700, 5, 27}, Shape{2, 260, 16, 16}}) {
+    GraphBuilder b;
+    const int64_t m = x[1] == 700 ? 200 : 37;
+    const Shape out = {x[0], m, x[2], x[3]};
+    ValueId v = b.op("Conv", {b.input("x", x), b.constant({m, x[1], 1, 1}, -0.1, 0.1), b.constant({m})});
+    expect_direct(b.finish(add_epilogue(b, v, 3, m, out)), "direct pointwise conv");
+  }
+}
+
 TEST(DirectConv, RuntimeBias) {
   GraphBuilder b;
   ValueId v = b.op("Conv", {b.input("x", {1, 5, 9, 33}), b.constant({5, 1, 3, 3}), b.input("bias", {5})},
