@@ -2,6 +2,7 @@
 // epilogues against the reference interpreter, the forms that fall back to
 // the reference kernel, and the baseline plan's Conv + epilogue groups.
 #include "orchestration/baseline_plan.h"
+#include "runtime/kernels/cpu/onednn_linear_spec.h"
 #include "runtime/kernels/cpu/registry.h"
 #include "runtime_test_util.h"
 
@@ -129,6 +130,25 @@ TEST(LinearKernel, MatMulShapes) {
   for (const auto& [a, b] : cases) {
     expect_onednn(matmul_graph(a, b), "onednn matmul");
     expect_onednn(matmul_graph(a, b, true), "onednn matmul");
+  }
+}
+
+// A plain [K, N] second operand: A's batch dims fold into its rows (one
+// GEMM), as for PyTorch MultiheadAttention's [L, 1, D] x [D, 3D]; a batched
+// second operand keeps the batch.
+TEST(LinearKernel, MatMulFoldsBatchIntoRows) {
+  const std::vector<std::tuple<Shape, Shape, dnnl::memory::dims>> cases = {
+      {{7, 1, 16}, {16, 48}, {1, 7, 16}},
+      {{2, 3, 4, 5}, {1, 5, 6}, {1, 1, 24, 5}},
+      {{2, 3, 5}, {2, 5, 6}, {2, 3, 5}},
+  };
+  for (const auto& [a, b, src] : cases) {
+    Graph g = matmul_graph(a, b);
+    const KernelGroup group = make_group(g, {0});
+    std::optional<cpu::onednn::LinearSpec> spec = cpu::onednn::analyze_group(g, group);
+    ASSERT_TRUE(spec.has_value());
+    EXPECT_EQ(spec->anchor.src, src);
+    expect_onednn(g, "onednn matmul");
   }
 }
 

@@ -89,6 +89,15 @@ std::optional<LinearAnchor> analyze_matmul(const Graph& graph, const Node& node)
   if (rank > size_t(DNNL_MAX_NDIMS)) return std::nullopt;
   a.insert(a.begin(), rank - a.size(), 1);
   b.insert(b.begin(), rank - b.size(), 1);
+  // The canonical product: when B has no batch (a plain [K, N] matrix, the
+  // weights of a projection), A's batch folds into its rows, one GEMM of
+  // all rows (same memory). PyTorch's MultiheadAttention projects [L, 1, D]
+  // by [D, 3D]: as L batches of one row each, the weights were read L times.
+  if (rank > 2 && std::all_of(b.begin(), b.end() - 2, [](int64_t d) { return d == 1; })) {
+    const int64_t rows = product(dims(a.begin(), a.end() - 1), 0);
+    std::fill(a.begin(), a.end() - 2, 1);
+    a[rank - 2] = rows;
+  }
   LinearAnchor m;
   m.kind = LinearKind::MatMul;
   m.src = dims(a.begin(), a.end());
