@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "runtime/kernels/cpu/linear_epilogue.h"
+#include "runtime/kernels/cpu/simd.h"
 #include "support/error.h"
 #include "support/parallel.h"
 
@@ -17,20 +18,11 @@ using onednn::LinearAnchor;
 using onednn::LinearKind;
 using onednn::LinearSpec;
 
-// 16 floats: one AVX-512 register where the build targets it (-march=native
-// here); the compiler splits it elsewhere.
-using Vec = float __attribute__((vector_size(64)));
-constexpr int64_t kLanes = 16;
-
-inline Vec load(const float* p) {
-  Vec v;
-  std::memcpy(&v, p, sizeof v);
-  return v;
-}
-inline void store(float* p, Vec v) { std::memcpy(p, &v, sizeof v); }
-// A broadcast (a vector-scalar operation splats the scalar; filling lanes
-// one by one compiles to 16 masked inserts with GCC 12).
-inline Vec splat(float x) { return Vec{} + x; }
+using simd::kLanes;
+using simd::load;
+using simd::splat;
+using simd::store;
+using simd::Vec;
 
 int index_of(const std::vector<ValueId>& ids, ValueId id) {
   auto it = std::find(ids.begin(), ids.end(), id);
