@@ -1,7 +1,8 @@
-// The direct convolution kernels (direct_conv.cc) against the reference
-// interpreter on randomized shapes — depthwise with any multiplier, kernel,
-// stride, dilation and padding; pointwise with any channel counts and plane
-// sizes (tails of every vector width) — and each kind of epilogue.
+// The direct convolution kernels (direct_conv.cc, direct_gemm_conv.cc)
+// against the reference interpreter on randomized shapes — depthwise with
+// any multiplier, kernel, stride, dilation and padding; pointwise with any
+// channel counts and plane sizes (tails of every vector width); dense with
+// any kernel, dilation and padding — and each kind of epilogue.
 #include "runtime/kernels/cpu/direct_conv.h"
 
 #include <algorithm>
@@ -75,7 +76,7 @@ TEST(DirectConv, DepthwiseRandomShapes) {
   std::mt19937 rng(5);
   auto pick = [&](int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(rng); };
   for (int trial = 0; trial < 40; ++trial) {
-    const int64_t c = pick(1, 12), mult = pick(1, 2), n = pick(1, 2);
+    const int64_t c = pick(2, 12), mult = pick(1, 2), n = pick(1, 2);
     const ints k = {pick(1, 3) * 2 - 1, pick(1, 3) * 2 - 1};
     const ints s = {pick(1, 3), pick(1, 3)};
     const ints d = {pick(1, 2), pick(1, 2)};
@@ -110,8 +111,7 @@ TEST(DirectConv, PointwiseRandomShapes) {
     if (trial % 2) inputs.push_back(b.constant({m}));
     ValueId v = b.op("Conv", inputs);
     Graph g = b.finish(add_epilogue(b, v, trial % 5, m, out));
-    // One input channel is also a depthwise conv (multiplier m).
-    expect_direct(g, c == 1 ? "direct depthwise conv" : "direct pointwise conv");
+    expect_direct(g, "direct pointwise conv");
   }
 }
 
@@ -133,13 +133,39 @@ TEST(DirectConv, RuntimeBias) {
   expect_direct(b.finish(b.op("Relu", {v})), "direct depthwise conv");
 }
 
+TEST(DirectConv, DenseRandomShapes) {
+  std::mt19937 rng(13);
+  auto pick = [&](int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(rng); };
+  for (int trial = 0; trial < 30; ++trial) {
+    const int64_t c = pick(1, 20), m = pick(1, 20), n = pick(1, 2);
+    const ints k = {pick(1, 5), pick(1, 5)};
+    if (k[0] * k[1] == 1) continue;  // a 1x1 conv is pointwise
+    const ints d = {pick(1, 2), pick(1, 2)};
+    const ints p = {pick(0, k[0]), pick(0, k[1]), pick(0, k[0]), pick(0, k[1])};
+    const Shape x = {n, c, pick(1, 30), pick(1, 80)};
+    const Shape out = conv_output(x, m, k, {1, 1}, d, p);
+    if (out[2] < 1 || out[3] < 1) continue;
+    SCOPED_TRACE("trial " + std::to_string(trial));
+    GraphBuilder b;
+    b.seed = uint32_t(500 + trial);
+    std::vector<ValueId> inputs = {b.input("x", x), b.constant({m, c, k[0], k[1]})};
+    if (trial % 2) inputs.push_back(b.constant({m}));
+    ValueId v = b.op("Conv", inputs, attrs({{"dilations", d}, {"pads", p}, {"kernel_shape", k}}));
+    Graph g = b.finish(add_epilogue(b, v, trial % 5, m, out));
+    expect_direct(g, "direct conv (implicit GEMM)");
+  }
+}
+
 TEST(DirectConv, OtherConvsHaveNoDirectVariant) {
   GraphBuilder b;
-  // A dense 3x3 conv and a grouped one with two channels per group.
-  ValueId v = b.op("Conv", {b.input("x", {1, 4, 8, 8}), b.constant({6, 4, 3, 3})});
-  v = b.op("Conv", {v, b.constant({6, 2, 1, 1})}, attrs({{"group", int64_t(3)}}));
+  // A grouped conv with two channels per group, a strided dense one, and
+  // one whose sum is too long.
+  ValueId v = b.op("Conv", {b.input("x", {1, 4, 8, 8}), b.constant({6, 2, 1, 1})}, attrs({{"group", int64_t(2)}}));
+  v = b.op("Conv", {v, b.constant({6, 6, 3, 3})}, attrs({{"strides", ints{2, 2}}}));
+  v = b.op("Conv", {b.op("Concat", std::vector<ValueId>(40, v), attrs({{"axis", int64_t(1)}})), b.constant({4, 240, 3, 3})});
   Graph g = b.finish(v);
   for (size_t node = 0; node < g.nodes().size(); ++node) {
+    if (g.nodes()[node].op != "Conv") continue;
     EXPECT_TRUE(cpu::linear_variants(g, make_group(g, {node})).empty()) << "node " << node;
   }
 }
@@ -194,6 +220,11 @@ TEST(DirectConv, DISABLED_Benchmark) {
       {"pw 256->256 32x32", {1, 256, 32, 32}, 256, 1, 1, 1},
       {"pw 1024->256 128x128", {1, 1024, 128, 128}, 256, 1, 1, 1},
       {"pw 512->1024 16x16", {1, 512, 16, 16}, 1024, 1, 1, 1},
+      {"3x3 12->12 256x256", {1, 12, 256, 256}, 12, 3, 1, 1},
+      {"3x3 32->32 128x128", {1, 32, 128, 128}, 32, 3, 1, 1},
+      {"3x3 64->64 56x56", {1, 64, 56, 56}, 64, 3, 1, 1},
+      {"5x5 1->56 256x256", {1, 1, 256, 256}, 56, 5, 1, 1},
+      {"3x3 128->128 28x28", {1, 128, 28, 28}, 128, 3, 1, 1},
   };
   const char* only = std::getenv("ORCHID_BENCH_ONLY");  // a substring of the names to run
   for (const Shape4& s : shapes) {

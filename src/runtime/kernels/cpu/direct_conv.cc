@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "runtime/kernels/cpu/direct_internal.h"
 #include "runtime/kernels/cpu/linear_epilogue.h"
 #include "runtime/kernels/cpu/simd.h"
 #include "support/error.h"
@@ -12,7 +13,7 @@
 
 namespace orchid::runtime::cpu {
 
-namespace {
+namespace direct {
 
 using onednn::LinearAnchor;
 using onednn::LinearKind;
@@ -30,13 +31,6 @@ int index_of(const std::vector<ValueId>& ids, ValueId id) {
   return int(it - ids.begin());
 }
 
-// A 2-D convolution's sizes, ONNX's layouts: X [n, cin, ih, iw], W [cout,
-// cin / groups, kh, kw], Y [n, cout, oh, ow].
-struct ConvShape {
-  int64_t n = 1, cin = 1, ih = 1, iw = 1, cout = 1, oh = 1, ow = 1, kh = 1, kw = 1, groups = 1;
-  int64_t sh = 1, sw = 1, dh = 1, dw = 1, ph = 0, pw = 0;
-};
-
 ConvShape conv_shape(const Graph& graph, const LinearAnchor& a) {
   const Shape& x = graph.type(a.x).shape;
   const Shape& w = graph.type(a.w).shape;
@@ -51,18 +45,14 @@ ConvShape conv_shape(const Graph& graph, const LinearAnchor& a) {
   return s;
 }
 
-bool is_depthwise(const ConvShape& s) { return s.groups == s.cin && s.cout % s.cin == 0; }
-bool is_pointwise(const ConvShape& s) {
-  return s.groups == 1 && s.kh == 1 && s.kw == 1 && s.sh == 1 && s.sw == 1 && s.ph == 0 && s.pw == 0 &&
-         s.oh == s.ih && s.ow == s.iw;
-}
-
 std::vector<float> constant_floats(const Graph& graph, ValueId id) {
   const Tensor& t = *graph.value(id).constant;
   std::vector<float> out(size_t(t.numel()));
   for (int64_t i = 0; i < t.numel(); ++i) out[size_t(i)] = float(t.at_f64(i));
   return out;
 }
+
+namespace {
 
 // ---------------------------------------------------------------------------
 // Depthwise, per output plane (batch item, channel), as one vectorized run
@@ -338,152 +328,58 @@ class DepthwiseConvKernel : public Kernel {
   std::vector<int64_t> unpadded_offset_;
 };
 
-// ---------------------------------------------------------------------------
-// Pointwise: per batch item Y [cout, P] = W [cout, cin] X [cin, P], P = ih
-// iw, blocked like a GEMM. The register tile is kRows output channels by
-// kCols columns (kRows x 4 vector accumulators); W is packed per row block
-// as [cin][kRows], so each step of the sum broadcasts kRows consecutive
-// weights. A task is a range of columns for every output channel. Deep sums
-// take one kCols-column panel per task, first copied to a contiguous
-// [cin][kCols] buffer (its rows lie P floats apart, one page each for large
-// planes: reading them in place ran 1024 -> 256 at 128x128 at half the GEMM
-// peak), which stays in L2 while every row block reads it. Shallow ones
-// take several panels per task (their X rows fit in cache as they are), so
-// that each output row is written in runs of a few KB rather than 256 B
-// scattered over as many pages as there are channels (16 -> 64 at 256x256:
-// 1.9 -> 0.8 ms). The epilogue runs on each tile's rows.
-constexpr int64_t kRows = 6;
-constexpr int64_t kCols = 4 * kLanes;
-constexpr int64_t kPackDepth = 64;               // pack panels of at least this many input channels
-constexpr int64_t kTaskInputBytes = 64 * 1024;  // X per task, unpacked
-constexpr int64_t kMaxTaskPanels = 16;
+}  // namespace
 
-class PointwiseConvKernel : public Kernel {
- public:
-  PointwiseConvKernel(const Graph& graph, const KernelGroup& group, const LinearSpec& spec, const ConvShape& s)
-      : s_(s), epilogue_(graph, group, spec) {
-    x_input_ = index_of(group.inputs, spec.anchor.x);
-    const std::vector<float> w = constant_floats(graph, spec.anchor.w);
-    const int64_t k = s_.cin;
-    packed_.assign(size_t(((s_.cout + kRows - 1) / kRows) * kRows * k), 0.f);
-    for (int64_t m = 0; m < s_.cout; ++m) {
-      const int64_t block = m / kRows, r = m % kRows;
-      for (int64_t i = 0; i < k; ++i) packed_[size_t((block * k + i) * kRows + r)] = w[size_t(m * k + i)];
-    }
-    if (k < kPackDepth) task_panels_ = std::clamp<int64_t>(kTaskInputBytes / (k * kCols * 4), 1, kMaxTaskPanels);
-  }
+std::unique_ptr<Kernel> make_depthwise(const Graph& graph, const KernelGroup& group, const LinearSpec& spec,
+                                       const ConvShape& s) {
+  return std::make_unique<DepthwiseConvKernel>(graph, group, spec, s);
+}
 
-  void run(const KernelArgs& args) override {
-    const float* x = static_cast<const float*>(args.inputs[size_t(x_input_)]);
-    float* y = static_cast<float*>(args.outputs[0]);
-    epilogue_.bind(args);
-    const int64_t p = s_.ih * s_.iw;
-    const int64_t width = task_panels_ * kCols;
-    const int64_t tasks = (p + width - 1) / width;
-    const int64_t grain = std::max<int64_t>(1, 65536 / std::max<int64_t>(1, width * s_.cout * s_.cin));
-    parallel_for(s_.n * tasks, grain, [&](int64_t begin, int64_t end) {
-      thread_local std::vector<float> panel;
-      for (int64_t task = begin; task < end; ++task) {
-        const int64_t n = task / tasks, col = (task % tasks) * width;
-        compute_columns(x + n * s_.cin * p, y + n * s_.cout * p, n * s_.cout * p, col, std::min(width, p - col), panel);
-      }
-    });
-  }
+namespace {
 
-  std::string implementation() const override { return "direct pointwise conv"; }
-  bool reads_input_at_run(size_t input) const override {
-    return int(input) == x_input_ || epilogue_.reads_input(input);
-  }
+// Which direct kernel computes a conv of this shape, if any.
+enum class Form { None, Depthwise, Pointwise, Dense };
 
- private:
-  // Every output channel at columns [col, col + cols) of one batch item:
-  // one packed panel, or row blocks over several panels.
-  void compute_columns(const float* x, float* y, int64_t y_offset, int64_t col, int64_t cols,
-                       std::vector<float>& panel) const {
-    const int64_t p = s_.ih * s_.iw;
-    const float* xs = x + col;
-    int64_t x_stride = p;
-    if (cols == kCols && s_.cin >= kPackDepth) {
-      panel.resize(size_t(s_.cin * kCols));
-      for (int64_t k = 0; k < s_.cin; ++k) std::memcpy(panel.data() + k * kCols, xs + k * p, kCols * 4);
-      xs = panel.data();
-      x_stride = kCols;
-    }
-    for (int64_t m = 0; m < s_.cout; m += kRows) {
-      const int64_t rows = std::min(kRows, s_.cout - m);
-      const float* w = packed_.data() + (m / kRows) * kRows * s_.cin;
-      float* ys = y + m * p + col;
-      int64_t c = 0;
-      for (; c + kCols <= cols; c += kCols) tile<4>(w, xs + c, x_stride, ys + c, m, rows);
-      for (; c + kLanes <= cols; c += kLanes) tile<1>(w, xs + c, x_stride, ys + c, m, rows);
-      if (c < cols) tail(w, xs + c, x_stride, ys + c, m, rows, cols - c);
-      for (int64_t r = 0; r < rows; ++r) epilogue_.apply(ys + r * p, y_offset + (m + r) * p + col, m + r, cols);
-    }
-  }
+// Dense convs with longer sums are left to oneDNN (its blocked GEMM wins
+// there, and measuring a slow alternative costs compile time).
+constexpr int64_t kMaxDenseDepth = 2048;
 
-  // Output rows [m, m + rows) by V vectors at y (rows P apart), from X's
-  // rows at x, `x_stride` apart.
-  template <int V>
-  void tile(const float* w, const float* x, int64_t x_stride, float* y, int64_t m, int64_t rows) const {
-    const int64_t p = s_.ih * s_.iw;
-    Vec acc[kRows][V];
-    for (int64_t r = 0; r < kRows; ++r) {
-      const Vec b = splat(r < rows ? epilogue_.bias(m + r) : 0.f);
-      for (int v = 0; v < V; ++v) acc[r][v] = b;
-    }
-    for (int64_t k = 0; k < s_.cin; ++k) {
-      Vec xv[V];
-      for (int v = 0; v < V; ++v) xv[v] = load(x + k * x_stride + v * kLanes);
-      const float* wk = w + k * kRows;
-      for (int64_t r = 0; r < kRows; ++r) {
-        const Vec wr = splat(wk[r]);
-        for (int v = 0; v < V; ++v) acc[r][v] += wr * xv[v];
-      }
-    }
-    for (int64_t r = 0; r < rows; ++r) {
-      for (int v = 0; v < V; ++v) store(y + r * p + v * kLanes, acc[r][v]);
-    }
-  }
-
-  // The last columns of a row block, fewer than one vector.
-  void tail(const float* w, const float* x, int64_t x_stride, float* y, int64_t m, int64_t rows, int64_t cols) const {
-    const int64_t p = s_.ih * s_.iw;
-    for (int64_t r = 0; r < rows; ++r) {
-      for (int64_t c = 0; c < cols; ++c) {
-        float a = epilogue_.bias(m + r);
-        for (int64_t k = 0; k < s_.cin; ++k) a += w[k * kRows + r] * x[k * x_stride + c];
-        y[r * p + c] = a;
-      }
-    }
-  }
-
-  ConvShape s_;
-  LinearEpilogue epilogue_;
-  int x_input_ = -1;
-  std::vector<float> packed_;
-  int64_t task_panels_ = 1;  // kCols-column panels per task
-};
+// One input channel is both depthwise and dense; as a GEMM the input plane
+// is prepared once for all output channels (depthwise: once per channel).
+Form form_of(const ConvShape& s) {
+  const bool depthwise = s.groups == s.cin && s.cout % s.cin == 0;
+  if (s.groups != 1 || s.sh != 1 || s.sw != 1) return depthwise ? Form::Depthwise : Form::None;
+  if (s.kh == 1 && s.kw == 1 && s.ph == 0 && s.pw == 0 && s.oh == s.ih && s.ow == s.iw) return Form::Pointwise;
+  if (s.cin * s.kh * s.kw <= kMaxDenseDepth) return Form::Dense;
+  return depthwise ? Form::Depthwise : Form::None;
+}
 
 }  // namespace
 
-bool direct_conv_supported(const Graph& graph, const LinearSpec& spec) {
-  const LinearAnchor& a = spec.anchor;
-  if (a.kind != LinearKind::Conv || a.src.size() != 4 || !graph.value(a.w).is_constant()) return false;
+}  // namespace direct
+
+bool direct_conv_supported(const Graph& graph, const onednn::LinearSpec& spec) {
+  const onednn::LinearAnchor& a = spec.anchor;
+  if (a.kind != onednn::LinearKind::Conv || a.src.size() != 4 || !graph.value(a.w).is_constant()) return false;
   if (!graph.value(a.w).constant->defined() || graph.type(a.w).rank() != 4) return false;
   if (spec.out_type.dtype != DType::Float32 || graph.type(a.x).dtype != DType::Float32) return false;
   for (const onednn::Epilogue& e : spec.epilogues) {
     if (!epilogue_supported(e)) return false;
   }
-  const ConvShape s = conv_shape(graph, a);
-  return is_depthwise(s) || is_pointwise(s);
+  return direct::form_of(direct::conv_shape(graph, a)) != direct::Form::None;
 }
 
 std::unique_ptr<Kernel> make_direct_conv_kernel(const Graph& graph, const KernelGroup& group,
-                                                const LinearSpec& spec) {
+                                                const onednn::LinearSpec& spec) {
   if (!direct_conv_supported(graph, spec)) return nullptr;
-  const ConvShape s = conv_shape(graph, spec.anchor);
-  if (is_depthwise(s)) return std::make_unique<DepthwiseConvKernel>(graph, group, spec, s);
-  return std::make_unique<PointwiseConvKernel>(graph, group, spec, s);
+  const direct::ConvShape s = direct::conv_shape(graph, spec.anchor);
+  switch (direct::form_of(s)) {
+    case direct::Form::Depthwise: return direct::make_depthwise(graph, group, spec, s);
+    case direct::Form::Pointwise: return direct::make_pointwise(graph, group, spec, s);
+    case direct::Form::Dense: return direct::make_dense(graph, group, spec, s);
+    case direct::Form::None: break;
+  }
+  return nullptr;
 }
 
 }  // namespace orchid::runtime::cpu

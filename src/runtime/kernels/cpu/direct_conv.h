@@ -1,10 +1,12 @@
 // Orchid's own convolution kernels for the shapes oneDNN 2.6 runs far from
 // their bounds in the runtime's NCHW layout: depthwise convolutions (one
 // input channel per group, any multiplier, kernel, stride, dilation and
-// padding) and pointwise ones (1x1, stride 1, one group) as a
-// register-blocked GEMM over the NCHW planes. Both apply the group's
-// epilogues (linear_epilogue.h) to each output row or tile while it is in
-// cache, and read and write NCHW directly: no reorders.
+// padding), pointwise ones (1x1, stride 1, one group) as a register-blocked
+// GEMM over the NCHW planes, and dense ones (stride 1, one group, any
+// kernel, dilation and padding, sums of at most 2048 terms) as an implicit
+// GEMM over the padded plane. All apply the group's epilogues
+// (linear_epilogue.h) while the output is in cache, and read and write NCHW
+// directly: no reorders.
 //
 // They are an alternative implementation of a linear group, the variant
 // "direct" (KernelGroup::variant): orchestration offers it beside oneDNN's
@@ -21,11 +23,11 @@ namespace orchid::runtime::cpu {
 inline constexpr const char* kDirectVariant = "direct";
 
 // Whether a direct kernel computes this group: a float32 2-D Conv with
-// constant weights, depthwise or pointwise, and supported epilogues.
+// constant weights, depthwise, pointwise or dense, and supported epilogues.
 bool direct_conv_supported(const Graph& graph, const onednn::LinearSpec& spec);
 
-// The kernel ("direct depthwise conv" / "direct pointwise conv"); nullptr
-// when direct_conv_supported is false.
+// The kernel ("direct depthwise conv", "direct pointwise conv", "direct conv
+// (implicit GEMM)"); nullptr when direct_conv_supported is false.
 std::unique_ptr<Kernel> make_direct_conv_kernel(const Graph& graph, const KernelGroup& group,
                                                 const onednn::LinearSpec& spec);
 

@@ -31,6 +31,7 @@ class LinearEpilogue {
   // Before a run: reads the runtime bias and the binary operands.
   void bind(const KernelArgs& args);
   float bias(int64_t channel) const { return bias_[size_t(channel)]; }
+  const float* biases() const { return bias_.data(); }
   bool has_tail() const { return !tail_.empty(); }
   // The epilogues after the bias on y[0, n), which are the output's elements
   // [offset, offset + n) of channel `channel`.

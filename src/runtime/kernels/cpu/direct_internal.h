@@ -1,0 +1,34 @@
+// Shared by the direct convolution kernels (direct_conv.cc: the entry
+// points and depthwise; direct_gemm_conv.cc: pointwise and dense, on the
+// register-blocked GEMM of direct_gemm.h).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "runtime/kernel.h"
+#include "runtime/kernels/cpu/onednn_linear_spec.h"
+
+namespace orchid::runtime::cpu::direct {
+
+// A 2-D convolution's sizes, ONNX's layouts: X [n, cin, ih, iw], W [cout,
+// cin / groups, kh, kw], Y [n, cout, oh, ow].
+struct ConvShape {
+  int64_t n = 1, cin = 1, ih = 1, iw = 1, cout = 1, oh = 1, ow = 1, kh = 1, kw = 1, groups = 1;
+  int64_t sh = 1, sw = 1, dh = 1, dw = 1, ph = 0, pw = 0;
+};
+ConvShape conv_shape(const Graph& graph, const onednn::LinearAnchor& anchor);
+
+int index_of(const std::vector<ValueId>& ids, ValueId id);
+std::vector<float> constant_floats(const Graph& graph, ValueId id);
+
+std::unique_ptr<Kernel> make_depthwise(const Graph& graph, const KernelGroup& group, const onednn::LinearSpec& spec,
+                                       const ConvShape& s);
+std::unique_ptr<Kernel> make_pointwise(const Graph& graph, const KernelGroup& group, const onednn::LinearSpec& spec,
+                                       const ConvShape& s);
+// Any kernel, stride 1, one group: an implicit GEMM over the padded plane.
+std::unique_ptr<Kernel> make_dense(const Graph& graph, const KernelGroup& group, const onednn::LinearSpec& spec,
+                                   const ConvShape& s);
+
+}  // namespace orchid::runtime::cpu::direct
