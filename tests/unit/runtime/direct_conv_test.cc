@@ -156,6 +156,32 @@ TEST(DirectConv, DenseRandomShapes) {
   }
 }
 
+TEST(DirectConv, ConvTransposeRandomShapes) {
+  std::mt19937 rng(17);
+  auto pick = [&](int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(rng); };
+  for (int trial = 0; trial < 40; ++trial) {
+    const int64_t c = pick(1, 12), m = pick(6, 14), n = pick(1, 2);
+    const ints k = {pick(1, 5), pick(1, 5)}, s = {pick(1, 3), pick(1, 3)}, d = {pick(1, 2), pick(1, 2)};
+    const ints p = {pick(0, k[0] - 1), pick(0, k[1] - 1), pick(0, k[0] - 1), pick(0, k[1] - 1)};
+    // output_padding up to the end pad (beyond it the linear spec has a
+    // negative end pad, which oneDNN refuses: the group is not linear then).
+    const ints op = {pick(0, std::min(std::max(s[0], d[0]) - 1, p[2])), pick(0, std::min(std::max(s[1], d[1]) - 1, p[3]))};
+    const Shape x = {n, c, pick(1, 20), pick(1, 40)};
+    Shape out = {n, m};
+    for (size_t i = 0; i < 2; ++i) out.push_back((x[2 + i] - 1) * s[i] + (k[i] - 1) * d[i] + 1 - p[i] - p[i + 2] + op[i]);
+    if (out[2] < 1 || out[3] < 1) continue;
+    SCOPED_TRACE("trial " + std::to_string(trial));
+    GraphBuilder b;
+    b.seed = uint32_t(700 + trial);
+    std::vector<ValueId> inputs = {b.input("x", x), b.constant({c, m, k[0], k[1]})};
+    if (trial % 2) inputs.push_back(b.constant({m}));
+    ValueId v = b.op("ConvTranspose", inputs,
+                     attrs({{"strides", s}, {"dilations", d}, {"pads", p}, {"output_padding", op}, {"kernel_shape", k}}));
+    Graph g = b.finish(add_epilogue(b, v, trial % 5, m, out));
+    expect_direct(g, "direct deconv (phases)");
+  }
+}
+
 TEST(DirectConv, OtherConvsHaveNoDirectVariant) {
   GraphBuilder b;
   // A grouped conv with two channels per group, a strided dense one, and
@@ -191,7 +217,8 @@ double median_seconds(Executable& e, const std::map<std::string, Tensor>& feeds,
   return times[times.size() / 2];
 }
 
-// Not a test: oneDNN (the default) against the direct kernels on the zoo's
+// Not a test: the default implementation (oneDNN; GEMM + col2im for
+// ConvTranspose) against the direct kernels on the zoo's
 // shapes, each one conv + bias + ReLU with NCHW input and output, 2 threads.
 // Prints ms and the achieved GB/s (input, weights, output once) and GFLOP/s.
 // ORCHID_BENCH_ONLY=text runs the shapes whose names contain it.
@@ -225,17 +252,22 @@ TEST(DirectConv, DISABLED_Benchmark) {
       {"3x3 64->64 56x56", {1, 64, 56, 56}, 64, 3, 1, 1},
       {"5x5 1->56 256x256", {1, 1, 256, 256}, 56, 5, 1, 1},
       {"3x3 128->128 28x28", {1, 128, 28, 28}, 128, 3, 1, 1},
+      {"deconv k4 s2 21->21 256x256", {1, 21, 256, 256}, 21, 4, -2, 1},
+      {"deconv k4 s2 128->64 16x16", {1, 128, 16, 16}, 64, 4, -2, 1},
+      {"deconv k4 s2 64->3 32x32", {1, 64, 32, 32}, 3, 4, -2, 1},
+      {"deconv k9 s3 56->1 256x256", {1, 56, 256, 256}, 1, 9, -3, 1},
   };
   const char* only = std::getenv("ORCHID_BENCH_ONLY");  // a substring of the names to run
   for (const Shape4& s : shapes) {
     if (only && s.name.find(only) == std::string::npos) continue;
     GraphBuilder b;
-    const int64_t pad = s.k / 2;
+    const bool transpose = s.stride < 0;  // a ConvTranspose of stride -s.stride
+    const int64_t stride = transpose ? -s.stride : s.stride;
+    const int64_t pad = transpose ? (s.k - stride + 1) / 2 : s.k / 2;
     const ValueId x = std::getenv("ORCHID_BENCH_INTERMEDIATE") ? b.op("Relu", {b.input("x", s.x)}) : b.input("x", s.x);
-    ValueId v = b.op("Conv", {x, b.constant({s.m, s.x[1] / s.group, s.k, s.k}), b.constant({s.m})},
-                     attrs({{"group", s.group},
-                            {"strides", ints{s.stride, s.stride}},
-                            {"pads", ints{pad, pad, pad, pad}}}));
+    const Shape w = transpose ? Shape{s.x[1], s.m, s.k, s.k} : Shape{s.m, s.x[1] / s.group, s.k, s.k};
+    ValueId v = b.op(transpose ? "ConvTranspose" : "Conv", {x, b.constant(w), b.constant({s.m})},
+                     attrs({{"group", s.group}, {"strides", ints{stride, stride}}, {"pads", ints{pad, pad, pad, pad}}}));
     const ValueId conv = b.op("Relu", {v});
     Graph g = b.finish(b.op("ReduceMax", {conv}, attrs({{"keepdims", int64_t(0)}})));
     const std::map<std::string, Tensor> feeds = uniform_feeds(g, 1);
@@ -253,8 +285,9 @@ TEST(DirectConv, DISABLED_Benchmark) {
     }
     const TensorType& out = g.type(conv);
     const double bytes = 4.0 * double(g.type(g.inputs()[0]).numel() + out.numel() + s.m * s.x[1] / s.group * s.k * s.k);
-    const double flops = 2.0 * double(out.numel()) * double(s.x[1] / s.group * s.k * s.k);
-    std::printf("[bench] %-24s onednn %7.3f ms  direct %7.3f ms  (direct: %5.1f GB/s, %6.1f GFLOP/s)\n",
+    const double taps = transpose ? double(s.k * s.k) / double(stride * stride) : double(s.k * s.k);
+    const double flops = 2.0 * double(out.numel()) * double(s.x[1] / s.group) * taps;
+    std::printf("[bench] %-28s default %7.3f ms  direct %7.3f ms  (direct: %5.1f GB/s, %6.1f GFLOP/s)\n",
                 s.name.c_str(), ms[0], ms[1], bytes / ms[1] * 1e-6, flops / ms[1] * 1e-6);
   }
 }

@@ -4,7 +4,8 @@
 // padding), pointwise ones (1x1, stride 1, one group) as a register-blocked
 // GEMM over the NCHW planes, and dense ones (stride 1, one group, any
 // kernel, dilation and padding, sums of at most 2048 terms) as an implicit
-// GEMM over the padded plane. All apply the group's epilogues
+// GEMM over the padded plane; and ConvTranspose (2-D, one group, at least
+// six output channels) as an implicit GEMM per output phase. All apply the group's epilogues
 // (linear_epilogue.h) while the output is in cache, and read and write NCHW
 // directly: no reorders.
 //

@@ -1,6 +1,6 @@
 // Shared by the direct convolution kernels (direct_conv.cc: the entry
-// points and depthwise; direct_gemm_conv.cc: pointwise and dense, on the
-// register-blocked GEMM of direct_gemm.h).
+// points and depthwise; direct_gemm_conv.cc: pointwise and dense, and
+// direct_conv_transpose.cc, on the register-blocked GEMM of direct_gemm.h).
 #pragma once
 
 #include <cstdint>
@@ -30,5 +30,9 @@ std::unique_ptr<Kernel> make_pointwise(const Graph& graph, const KernelGroup& gr
 // Any kernel, stride 1, one group: an implicit GEMM over the padded plane.
 std::unique_ptr<Kernel> make_dense(const Graph& graph, const KernelGroup& group, const onednn::LinearSpec& spec,
                                    const ConvShape& s);
+
+// ConvTranspose, 2-D, one group: an implicit GEMM per output phase.
+std::unique_ptr<Kernel> make_conv_transpose(const Graph& graph, const KernelGroup& group,
+                                            const onednn::LinearSpec& spec);
 
 }  // namespace orchid::runtime::cpu::direct
