@@ -28,16 +28,14 @@
 // gemm never lost, so the rule (conv_transpose_gemm_preferred) is: always.
 #include "runtime/kernels/cpu/conv_transpose_gemm.h"
 
-#include "runtime/kernels/cpu/linear_epilogue.h"
-#include "runtime/kernels/cpu/simd.h"
-
 #include <oneapi/dnnl/dnnl.h>
 
 #include <algorithm>
-#include <cmath>
 #include <string>
 #include <vector>
 
+#include "runtime/kernels/cpu/linear_epilogue.h"
+#include "runtime/kernels/cpu/simd.h"
 #include "support/error.h"
 #include "support/parallel.h"
 

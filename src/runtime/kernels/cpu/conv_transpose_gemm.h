@@ -10,8 +10,8 @@
 namespace orchid::runtime::cpu {
 
 // The kernel ("gemm deconv (col2im)") of a float32 1-D/2-D/3-D ConvTranspose
-// group with constant weights and bias / eltwise epilogues; nullptr for any
-// other group (runtime weights, a binary post-op, an eltwise it lacks).
+// group with constant weights and the epilogues linear_epilogue.h applies;
+// nullptr for any other group (runtime weights, an eltwise it lacks).
 std::unique_ptr<Kernel> make_conv_transpose_gemm_kernel(const Graph& graph, const KernelGroup& group,
                                                         const onednn::LinearSpec& spec);
 
