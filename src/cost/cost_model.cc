@@ -10,6 +10,14 @@ std::string cache_path_of(const CostModelOptions& options) {
   return options.cache_path.empty() ? cost_cache_path("") : options.cache_path;
 }
 
+// The key of a kernel timed with native inputs: its own key's text with the
+// variant marked.
+std::string native_key(const Graph& graph, const runtime::KernelGroup& group) {
+  runtime::KernelGroup marked = group;
+  marked.variant += "+native-inputs";
+  return kernel_key(graph, marked);
+}
+
 }  // namespace
 
 CostModel::CostModel(const CostModelOptions& options)
@@ -37,6 +45,19 @@ double CostModel::measure(runtime::Kernel& kernel, const Graph& graph, const run
   // The raw (uncalibrated) estimate is stored so later runs can calibrate
   // against it whatever the scale was when this kernel was measured.
   cache_->store(kernel_key(graph, group), machine_, CostRecord{seconds, model_->raw_estimate(graph, group), kind});
+  return seconds;
+}
+
+std::optional<double> CostModel::cached_native(const Graph& graph, const runtime::KernelGroup& group) const {
+  std::optional<CostRecord> record = cache_->lookup(native_key(graph, group), machine_);
+  if (!record) return std::nullopt;
+  return record->seconds;
+}
+
+double CostModel::measure_native(runtime::Kernel& kernel, const Graph& graph, const runtime::KernelGroup& group,
+                                 KernelClass kind) {
+  const double seconds = time_kernel(kernel, graph, group, profile_, true);
+  cache_->store(native_key(graph, group), machine_, CostRecord{seconds, model_->raw_estimate(graph, group), kind});
   return seconds;
 }
 

@@ -31,6 +31,12 @@ class CostModel {
   double estimate(const Graph& graph, const runtime::KernelGroup& group, KernelClass kind) const;
   // Times the built kernel, stores the result with its raw estimate, returns seconds.
   double measure(runtime::Kernel& kernel, const Graph& graph, const runtime::KernelGroup& group, KernelClass kind);
+  // The same with the kernel's inputs in their native layouts (a oneDNN
+  // conv's src as a oneDNN producer writes it: time_kernel's native_inputs),
+  // kept under a key of its own; measure_native times a fresh kernel.
+  std::optional<double> cached_native(const Graph& graph, const runtime::KernelGroup& group) const;
+  double measure_native(runtime::Kernel& kernel, const Graph& graph, const runtime::KernelGroup& group,
+                        KernelClass kind);
   // Calibrates the analytical model again, with what was measured since.
   void recalibrate();
 

@@ -51,16 +51,21 @@ void fill_input(std::byte* data, const TensorType& type) {
 // have packed them already, but passing them is always allowed), other
 // inputs and all outputs at fresh buffers the returned owner keeps.
 runtime::KernelArgs make_args(runtime::Kernel& kernel, const Graph& graph, const runtime::KernelGroup& group,
-                              std::vector<AlignedBuffer>& owner) {
+                              std::vector<AlignedBuffer>& owner, bool native_inputs) {
   runtime::KernelArgs args;
-  for (ValueId id : group.inputs) {
+  for (size_t k = 0; k < group.inputs.size(); ++k) {
+    const ValueId id = group.inputs[k];
     ORCHID_CHECK(id != kNoValue) << "kernel group " << group.name << " lists an omitted input";
     const Value& value = graph.value(id);
     if (value.constant) {
       args.inputs.push_back(value.constant->raw());
       continue;
     }
-    const size_t bytes = value.type.nbytes();
+    size_t bytes = value.type.nbytes();
+    if (std::optional<runtime::NativeLayout> layout = native_inputs ? kernel.native_input_layout(k) : std::nullopt) {
+      kernel.read_input_as(k, *layout);
+      bytes = std::max(bytes, layout->bytes);
+    }
     owner.emplace_back(bytes);
     fill_input(owner.back().data(), value.type);
     args.inputs.push_back(owner.back().data());
@@ -86,13 +91,20 @@ double median(std::vector<double> values) {
 
 }  // namespace
 
+bool has_native_inputs(const runtime::Kernel& kernel, const runtime::KernelGroup& group) {
+  for (size_t k = 0; k < group.inputs.size(); ++k) {
+    if (kernel.native_input_layout(k)) return true;
+  }
+  return false;
+}
+
 double time_kernel(runtime::Kernel& kernel, const Graph& graph, const runtime::KernelGroup& group,
-                   const ProfileOptions& options) {
+                   const ProfileOptions& options, bool native_inputs) {
   using Clock = std::chrono::steady_clock;
   ORCHID_CHECK(options.min_runs >= 1 && options.max_runs >= options.min_runs)
       << "profile options need 1 <= min_runs <= max_runs";
   std::vector<AlignedBuffer> buffers;
-  const runtime::KernelArgs args = make_args(kernel, graph, group, buffers);
+  const runtime::KernelArgs args = make_args(kernel, graph, group, buffers, native_inputs);
   // Warm-up: caches, page faults of the outputs, lazily created primitives.
   for (int i = 0; i < options.warmup; ++i) kernel.run(args);
 

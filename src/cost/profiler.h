@@ -5,7 +5,9 @@
 // Outputs are written in the kernel's native layout when it offers one
 // (oneDNN's): in a plan its output stays native unless a row-major kernel
 // reads it, and orchestration prices that conversion on its own
-// (orchestration/layout_model.h). Inputs are row-major.
+// (orchestration/layout_model.h). Inputs are row-major, or with
+// `native_inputs` in the layouts the kernel computes them in where it has
+// such (Kernel::native_input_layout): as a producer of its kind writes them.
 #pragma once
 
 #include "ir/graph.h"
@@ -21,6 +23,9 @@ struct ProfileOptions {
 };
 
 double time_kernel(runtime::Kernel& kernel, const Graph& graph, const runtime::KernelGroup& group,
-                   const ProfileOptions& options = {});
+                   const ProfileOptions& options = {}, bool native_inputs = false);
+
+// Whether some input of the kernel has a native layout (native_inputs matters).
+bool has_native_inputs(const runtime::Kernel& kernel, const runtime::KernelGroup& group);
 
 }  // namespace orchid::cost

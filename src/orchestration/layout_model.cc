@@ -35,6 +35,7 @@ LayoutExtension add_native_layouts(BlpProblem& problem, const std::vector<bool>&
     const double cost = reorder_cost(row);
     problem.kernels.push_back({cost, {nat}, {row}});
     problem.kernels.push_back({cost, {row}, {nat}});
+    extension.reorder_tensors.insert(extension.reorder_tensors.end(), {row, row});
   }
   // A tensor a later part reads: either form will do.
   std::vector<std::vector<size_t>> writers(size_t(problem.num_tensors));

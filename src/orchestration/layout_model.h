@@ -26,6 +26,7 @@ namespace orchid::orchestration {
 
 struct LayoutExtension {
   size_t real_kernels = 0;  // kernels [0, real_kernels) are the candidates; the rest are reorders
+  std::vector<int> reorder_tensors = {};  // per reorder kernel, in order: the row-major tensor it converts
 };
 
 // `native[k]`: kernel k keeps native layouts; `reorder_cost(t)`: the cost of

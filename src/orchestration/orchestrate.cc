@@ -44,6 +44,7 @@ struct PartProblem {
   std::vector<size_t> candidates;  // global candidate indices, in BLP kernel order
   BlpProblem problem;              // the candidates' kernels, then reorder pseudo-kernels
   LayoutExtension layouts;
+  std::vector<ValueId> value_of;   // per BLP tensor id (row-major ones): the value
   std::vector<size_t> last_selection = {};  // the previous round's solution (BLP kernel indices)
 };
 
@@ -137,14 +138,20 @@ class Orchestrator {
   }
 
   // Converting a tensor between row-major and a native layout: one read and
-  // one write of it at the measured bandwidth.
+  // one write of it at the measured bandwidth, or what a oneDNN kernel that
+  // reads it was measured to spend on converting it, if more (its time with
+  // a row-major input minus its time with a native one).
   double reorder_seconds(ValueId id) const {
     const TensorType& type = graph_.type(id);
-    return 2.0 * double(type.numel()) * double(dtype_size(type.dtype)) / cost_model_->peaks().bytes_per_second;
+    const double estimate =
+        2.0 * double(type.numel()) * double(dtype_size(type.dtype)) / cost_model_->peaks().bytes_per_second;
+    auto it = measured_conversion_.find(id);
+    return it == measured_conversion_.end() ? estimate : std::max(estimate, it->second);
   }
 
   void add_layouts(PartProblem& part, const std::map<ValueId, int>& ids) {
-    std::vector<ValueId> value_of(ids.size());
+    std::vector<ValueId>& value_of = part.value_of;
+    value_of.assign(ids.size(), kNoValue);
     for (const auto& [value, id] : ids) value_of[size_t(id)] = value;
     std::vector<bool> native, graph_output(ids.size(), false);
     for (size_t i : part.candidates) native.push_back(is_onednn(i));
@@ -161,14 +168,16 @@ class Orchestrator {
     return set_.candidates[i].kind == CandidateKind::Linear && set_.candidates[i].variant.empty();
   }
 
-  // The cost the BLP sees. A oneDNN kernel was timed with row-major inputs,
-  // converting them itself (and a native output, cost/profiler.h); in a
-  // plan its inputs are native when oneDNN kernels write them, and the
-  // conversions are priced by the reorder pseudo-kernels (layout_model.h),
-  // so they are taken out here (at most half the time).
+  // The cost the BLP sees. A oneDNN kernel is timed with native inputs too
+  // (as oneDNN producers write them); in a plan its inputs are native when
+  // oneDNN kernels write them, and the conversions are priced by the reorder
+  // pseudo-kernels (layout_model.h), so its native time is its cost. Without
+  // that measurement (a cache from before), its row-major time less the
+  // estimated conversions (at most half the time).
   double blp_cost(size_t i) const {
     const KernelCost& cost = costs_[i];
     if (!is_onednn(i) || cost.source == CostSource::Estimated) return cost.seconds;
+    if (native_costs_[i]) return *native_costs_[i];
     double conversions = 0;
     for (ValueId id : groups_[i].inputs) {
       if (!graph_.value(id).is_constant()) conversions += reorder_seconds(id);
@@ -218,9 +227,11 @@ class Orchestrator {
   // Cached measurements where there are, estimates elsewhere.
   void price() {
     costs_.resize(set_.candidates.size());
+    native_costs_.assign(set_.candidates.size(), std::nullopt);
     for (size_t i = 0; i < set_.candidates.size(); ++i) {
       if (std::optional<double> cached = cost_model_->cached(graph_, groups_[i])) {
         costs_[i] = {*cached, CostSource::Cached};
+        if (is_onednn(i)) note_native(i, cost_model_->cached_native(graph_, groups_[i]));
         ++report_.cached;
       } else {
         costs_[i] = {cost_model_->estimate(graph_, groups_[i], kernel_class(set_.candidates[i].kind)),
@@ -251,6 +262,10 @@ class Orchestrator {
     for (size_t p = 0; p < problems_.size(); ++p) {
       PartProblem& part = problems_[p];
       for (size_t k = 0; k < part.candidates.size(); ++k) part.problem.kernels[k].cost = blp_cost(part.candidates[k]);
+      for (size_t r = 0; r < part.layouts.reorder_tensors.size(); ++r) {
+        const ValueId id = part.value_of[size_t(part.layouts.reorder_tensors[r])];
+        part.problem.kernels[part.layouts.real_kernels + r].cost = reorder_seconds(id);
+      }
       const double budget = std::max(0.0, options_.solver_time_limit - report_.solve_seconds - seconds_since(start));
       std::vector<size_t> initial = part.last_selection;
       if (initial.empty()) initial = greedy_selection(part.problem).value_or(std::vector<size_t>{});
@@ -318,7 +333,24 @@ class Orchestrator {
       if (report_.unbuildable++ == 0) report_.first_unbuildable = group.name + ": " + error.what();
       return kUnbuildable;
     }
-    return cost_model_->measure(*kernel, graph_, group, kernel_class(set_.candidates[i].kind));
+    const double seconds = cost_model_->measure(*kernel, graph_, group, kernel_class(set_.candidates[i].kind));
+    if (is_onednn(i)) {
+      costs_[i].seconds = seconds;  // note_native compares with it
+      // A fresh kernel: the timed one writes its output natively now.
+      std::unique_ptr<runtime::Kernel> fresh = runtime::make_cpu_kernel(graph_, group);
+      note_native(i, cost_model_->measure_native(*fresh, graph_, group, kernel_class(set_.candidates[i].kind)));
+    }
+    return seconds;
+  }
+
+  // A oneDNN candidate's time with native inputs, and what it spent on
+  // converting its first input (the conv's src) when that was row-major.
+  void note_native(size_t i, std::optional<double> native) {
+    native_costs_[i] = native;
+    const ValueId src = groups_[i].inputs.empty() ? kNoValue : groups_[i].inputs[0];
+    if (!native || src == kNoValue || graph_.value(src).is_constant()) return;
+    double& conversion = measured_conversion_[src];
+    conversion = std::max(conversion, costs_[i].seconds - *native);
   }
 
   // One library for the generated candidates among `candidates` (nullptr when none).
@@ -401,6 +433,8 @@ class Orchestrator {
   std::map<std::vector<size_t>, std::vector<size_t>> implementations_;  // a linear group's nodes -> its candidates
   std::vector<PartProblem> problems_;
   std::vector<KernelCost> costs_;
+  std::vector<std::optional<double>> native_costs_;  // oneDNN candidates: measured with native inputs
+  std::map<ValueId, double> measured_conversion_;    // value -> the most a oneDNN reader spent converting it
   std::unique_ptr<cost::CostModel> cost_model_;
 };
 

@@ -89,6 +89,10 @@ class Kernel {
   virtual std::optional<NativeLayout> native_output_layout(size_t /*output*/) const { return std::nullopt; }
   virtual void use_native_output(size_t /*output*/) {}
   virtual bool can_read_input_as(size_t /*input*/, const NativeLayout& /*layout*/) const { return false; }
+  // The layout the kernel computes input `input` in, when it converts a
+  // row-major one itself (a oneDNN conv's src): a producer that writes it so
+  // saves that conversion. Orchestration times the kernel both ways.
+  virtual std::optional<NativeLayout> native_input_layout(size_t /*input*/) const { return std::nullopt; }
   virtual void read_input_as(size_t /*input*/, const NativeLayout& /*layout*/) {}
 };
 

@@ -183,6 +183,16 @@ class LinearKernel : public Kernel {
     return any;
   }
 
+  std::optional<NativeLayout> native_input_layout(size_t input) const override {
+    for (const Bound& b : bound_) {
+      if (size_t(b.input) != input || b.arg != DNNL_ARG_SRC) continue;
+      const memory::desc wanted = pd_.query_md(dnnl::query::exec_arg_md, b.arg);
+      if (wanted == b.mem.get_desc()) return std::nullopt;
+      return NativeLayout{kOneDnnLayout, std::make_shared<memory::desc>(wanted), wanted.get_size()};
+    }
+    return std::nullopt;
+  }
+
   void read_input_as(size_t input, const NativeLayout& layout) override {
     ORCHID_CHECK(can_read_input_as(input, layout)) << "input " << input << " cannot take the layout";
     const auto& md = *std::static_pointer_cast<const memory::desc>(layout.desc);
