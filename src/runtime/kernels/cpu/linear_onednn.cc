@@ -15,8 +15,11 @@ namespace orchid::runtime::cpu {
 std::unique_ptr<Kernel> make_linear_kernel(const Graph& graph, const KernelGroup& group) {
   std::optional<onednn::LinearSpec> spec = onednn::analyze_group(graph, group);
   if (!group.variant.empty()) {
-    std::unique_ptr<Kernel> kernel;
-    if (spec && group.variant == kDirectVariant) kernel = make_direct_conv_kernel(graph, group, *spec);
+    // Only a damaged plan names another one; a known one that cannot build is Orchid's bug.
+    if (group.variant != kDirectVariant) {
+      ORCHID_FAIL() << "kernel '" << group.name << "' names an unknown implementation '" << group.variant << "'";
+    }
+    std::unique_ptr<Kernel> kernel = spec ? make_direct_conv_kernel(graph, group, *spec) : nullptr;
     ORCHID_CHECK(kernel) << "the kernel group '" << group.name << "' has no '" << group.variant
                          << "' implementation";
     return kernel;
