@@ -55,7 +55,7 @@ class ConvTransposeKernel : public Kernel {
     padded_.resize(size_t(s_.cin * qh_ * qw_));
     const int64_t plane = s_.oh * s_.ow;
     for (int64_t n = 0; n < s_.n; ++n) {
-      pad(x + n * s_.cin * s_.ih * s_.iw);
+      pad_planes(x + n * s_.cin * s_.ih * s_.iw, s_.cin, s_.ih, s_.iw, top_, left_, qh_, qw_, padded_.data());
       for (Phase& phase : phases_) multiply(phase);
       float* yn = y + n * s_.cout * plane;
       parallel_for(s_.cout, std::max<int64_t>(1, 16384 / std::max<int64_t>(1, plane)), [&](int64_t begin, int64_t end) {
@@ -168,19 +168,6 @@ class ConvTransposeKernel : public Kernel {
         for (int64_t col = 0; col < phase.cols; ++col) row[col * s_.sw] = from[col];
       }
     }
-  }
-
-  // padded_[ci][r][c] = X[ci][r - top][c - left], zero outside.
-  void pad(const float* x) {
-    parallel_for(s_.cin, std::max<int64_t>(1, 16384 / std::max<int64_t>(1, qh_ * qw_)), [&](int64_t begin, int64_t end) {
-      for (int64_t ci = begin; ci < end; ++ci) {
-        float* dst = padded_.data() + ci * qh_ * qw_;
-        std::fill(dst, dst + qh_ * qw_, 0.f);
-        for (int64_t iy = 0; iy < s_.ih; ++iy) {
-          std::memcpy(dst + (iy + top_) * qw_ + left_, x + (ci * s_.ih + iy) * s_.iw, size_t(s_.iw) * 4);
-        }
-      }
-    });
   }
 
   ConvShape s_;

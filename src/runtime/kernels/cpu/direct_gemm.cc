@@ -1,8 +1,10 @@
 #include "runtime/kernels/cpu/direct_gemm.h"
 
 #include <algorithm>
+#include <cstring>
 
 #include "runtime/kernels/cpu/simd.h"
+#include "support/parallel.h"
 
 namespace orchid::runtime::cpu::direct {
 
@@ -67,6 +69,17 @@ void PackedWeights::tail(const float* a, const float* const* b, int64_t j, int64
       c[r * ldc + col] = sum;
     }
   }
+}
+
+void pad_planes(const float* x, int64_t channels, int64_t ih, int64_t iw, int64_t top, int64_t left, int64_t qh,
+                int64_t qw, float* padded) {
+  parallel_for(channels, std::max<int64_t>(1, 16384 / std::max<int64_t>(1, qh * qw)), [&](int64_t begin, int64_t end) {
+    for (int64_t c = begin; c < end; ++c) {
+      float* dst = padded + c * qh * qw;
+      std::fill(dst, dst + qh * qw, 0.f);
+      for (int64_t r = 0; r < ih; ++r) std::memcpy(dst + (r + top) * qw + left, x + (c * ih + r) * iw, size_t(iw) * 4);
+    }
+  });
 }
 
 }  // namespace orchid::runtime::cpu::direct

@@ -41,4 +41,10 @@ class PackedWeights {
   int64_t m_ = 0, k_ = 0;
 };
 
+// The B rows of an implicit GEMM: padded[c][r][col] = x[c][r - top][col -
+// left] for `channels` planes of ih x iw, zero outside, each padded plane
+// qh x qw (qh >= ih + top, qw >= iw + left); in parallel over channels.
+void pad_planes(const float* x, int64_t channels, int64_t ih, int64_t iw, int64_t top, int64_t left, int64_t qh,
+                int64_t qw, float* padded);
+
 }  // namespace orchid::runtime::cpu::direct

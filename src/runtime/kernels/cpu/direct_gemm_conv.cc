@@ -119,7 +119,7 @@ class DenseConvKernel : public Kernel {
     padded_.resize(size_t(s_.cin * qh_ * qw_));
     const int64_t plane = s_.oh * s_.ow;
     for (int64_t n = 0; n < s_.n; ++n) {
-      pad(x + n * s_.cin * s_.ih * s_.iw);
+      pad_planes(x + n * s_.cin * s_.ih * s_.iw, s_.cin, s_.ih, s_.iw, s_.ph, s_.pw, qh_, qw_, padded_.data());
       if (s_.ow >= kWideRow && s_.ow % 16 == 0) {
         by_rows(y + n * s_.cout * plane, n * s_.cout * plane);
         continue;
@@ -172,27 +172,6 @@ class DenseConvKernel : public Kernel {
         weights_.multiply(rows.data(), s_.ow, yn + oy * s_.ow, plane, 0, s_.cout, epilogue_.biases());
         for (int64_t c = 0; c < s_.cout; ++c) {
           epilogue_.apply(yn + c * plane + oy * s_.ow, offset + c * plane + oy * s_.ow, c, s_.ow);
-        }
-      }
-    });
-  }
-
-  // padded_[ci][r][c] = X[ci][r - ph][c - pw], zero outside.
-  void pad(const float* x) {
-    parallel_for(s_.cin, std::max<int64_t>(1, 16384 / std::max<int64_t>(1, qh_ * qw_)), [&](int64_t begin, int64_t end) {
-      for (int64_t ci = begin; ci < end; ++ci) {
-        float* dst = padded_.data() + ci * qh_ * qw_;
-        const float* src = x + ci * s_.ih * s_.iw;
-        const int64_t c0 = std::min(qw_, s_.pw), c1 = std::clamp(s_.iw + s_.pw, c0, qw_);
-        for (int64_t r = 0; r < qh_; ++r, dst += qw_) {
-          const int64_t iy = r - s_.ph;
-          if (iy < 0 || iy >= s_.ih || c0 == c1) {
-            std::fill(dst, dst + qw_, 0.f);
-            continue;
-          }
-          std::fill(dst, dst + c0, 0.f);
-          std::memcpy(dst + c0, src + iy * s_.iw + (c0 - s_.pw), size_t(c1 - c0) * 4);
-          std::fill(dst + c1, dst + qw_, 0.f);
         }
       }
     });
