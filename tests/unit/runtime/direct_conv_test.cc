@@ -1,8 +1,8 @@
 // The direct convolution kernels (direct_conv.cc, direct_gemm_conv.cc)
 // against the reference interpreter on randomized shapes — depthwise with
 // any multiplier, kernel, stride, dilation and padding; pointwise with any
-// channel counts and plane sizes (tails of every vector width); dense with
-// any kernel, dilation and padding — and each kind of epilogue.
+// channel counts and plane sizes (tails of every vector width); dense and
+// grouped with any kernel, dilation and padding — and each kind of epilogue.
 #include "runtime/kernels/cpu/direct_conv.h"
 
 #include <algorithm>
@@ -138,9 +138,10 @@ TEST(DirectConv, DenseRandomShapes) {
   std::mt19937 rng(13);
   auto pick = [&](int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(rng); };
   for (int trial = 0; trial < 30; ++trial) {
-    const int64_t c = pick(1, 20), m = pick(1, 20), n = pick(1, 2);
+    const int64_t groups = trial % 3 == 2 ? pick(2, 4) : 1;  // grouped: a GEMM per group
+    const int64_t c = groups * pick(1, 10), m = groups * pick(1, 10), n = pick(1, 2);
     const ints k = {pick(1, 5), pick(1, 5)};
-    if (k[0] * k[1] == 1) continue;  // a 1x1 conv is pointwise
+    if (k[0] * k[1] == 1 && groups == 1) continue;  // a 1x1 conv is pointwise
     const ints d = {pick(1, 2), pick(1, 2)};
     const ints p = {pick(0, k[0]), pick(0, k[1]), pick(0, k[0]), pick(0, k[1])};
     const Shape x = {n, c, pick(1, 30), pick(1, 80)};
@@ -149,11 +150,13 @@ TEST(DirectConv, DenseRandomShapes) {
     SCOPED_TRACE("trial " + std::to_string(trial));
     GraphBuilder b;
     b.seed = uint32_t(500 + trial);
-    std::vector<ValueId> inputs = {b.input("x", x), b.constant({m, c, k[0], k[1]})};
+    std::vector<ValueId> inputs = {b.input("x", x), b.constant({m, c / groups, k[0], k[1]})};
     if (trial % 2) inputs.push_back(b.constant({m}));
-    ValueId v = b.op("Conv", inputs, attrs({{"dilations", d}, {"pads", p}, {"kernel_shape", k}}));
+    ValueId v =
+        b.op("Conv", inputs, attrs({{"group", groups}, {"dilations", d}, {"pads", p}, {"kernel_shape", k}}));
     Graph g = b.finish(add_epilogue(b, v, trial % 5, m, out));
-    expect_direct(g, "direct conv (implicit GEMM)");
+    // One input channel per group is depthwise.
+    expect_direct(g, c == groups && groups > 1 ? "direct depthwise conv" : "direct conv (implicit GEMM)");
   }
 }
 
@@ -185,11 +188,12 @@ TEST(DirectConv, ConvTransposeRandomShapes) {
 
 TEST(DirectConv, OtherConvsHaveNoDirectVariant) {
   GraphBuilder b;
-  // A grouped conv with two channels per group, a strided dense one, and
-  // one whose sum is too long.
-  ValueId v = b.op("Conv", {b.input("x", {1, 4, 8, 8}), b.constant({6, 2, 1, 1})}, attrs({{"group", int64_t(2)}}));
+  // A strided grouped conv, a strided dense one, and one whose sum is too long.
+  ValueId v = b.op("Conv", {b.input("x", {1, 4, 8, 8}), b.constant({6, 2, 1, 1})},
+                   attrs({{"group", int64_t(2)}, {"strides", ints{2, 2}}}));
   v = b.op("Conv", {v, b.constant({6, 6, 3, 3})}, attrs({{"strides", ints{2, 2}}}));
-  v = b.op("Conv", {b.op("Concat", std::vector<ValueId>(40, v), attrs({{"axis", int64_t(1)}})), b.constant({4, 240, 3, 3})});
+  v = b.op("Conv", {b.op("Concat", std::vector<ValueId>(40, v), attrs({{"axis", int64_t(1)}})), b.constant({4, 240, 3, 3})},
+           attrs({{"pads", ints{1, 1, 1, 1}}}));
   Graph g = b.finish(v);
   for (size_t node = 0; node < g.nodes().size(); ++node) {
     if (g.nodes()[node].op != "Conv") continue;
@@ -255,6 +259,8 @@ TEST(DirectConv, DISABLED_Benchmark) {
       {"3x3 64->64 56x56", {1, 64, 56, 56}, 64, 3, 1, 1},
       {"5x5 1->56 256x256", {1, 1, 256, 256}, 56, 5, 1, 1},
       {"3x3 128->128 28x28", {1, 128, 28, 28}, 128, 3, 1, 1},
+      {"3x3 g8 64->64 56x56", {1, 64, 56, 56}, 64, 3, 1, 8},
+      {"3x3 g10 160->160 28x28", {1, 160, 28, 28}, 160, 3, 1, 10},
       {"deconv k4 s2 21->21 256x256", {1, 21, 256, 256}, 21, 4, -2, 1},
       {"deconv k4 s2 128->64 16x16", {1, 128, 16, 16}, 64, 4, -2, 1},
       {"deconv k4 s2 64->3 32x32", {1, 64, 32, 32}, 3, 4, -2, 1},

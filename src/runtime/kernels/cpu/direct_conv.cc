@@ -347,11 +347,15 @@ constexpr int64_t kMaxDenseDepth = 2048;
 
 // One input channel is both depthwise and dense; as a GEMM the input plane
 // is prepared once for all output channels (depthwise: once per channel).
+// Grouped convs (several channels per group) are dense per group.
 Form form_of(const ConvShape& s) {
   const bool depthwise = s.groups == s.cin && s.cout % s.cin == 0;
-  if (s.groups != 1 || s.sh != 1 || s.sw != 1) return depthwise ? Form::Depthwise : Form::None;
-  if (s.kh == 1 && s.kw == 1 && s.ph == 0 && s.pw == 0 && s.oh == s.ih && s.ow == s.iw) return Form::Pointwise;
-  if (s.cin * s.kh * s.kw <= kMaxDenseDepth) return Form::Dense;
+  if (s.sh != 1 || s.sw != 1 || (depthwise && s.cin > 1)) return depthwise ? Form::Depthwise : Form::None;
+  const bool one_by_one = s.kh == 1 && s.kw == 1 && s.ph == 0 && s.pw == 0 && s.oh == s.ih && s.ow == s.iw;
+  if (s.groups == 1 && one_by_one) return Form::Pointwise;
+  if (s.cin % s.groups == 0 && s.cout % s.groups == 0 && s.cin / s.groups * s.kh * s.kw <= kMaxDenseDepth) {
+    return Form::Dense;
+  }
   return depthwise ? Form::Depthwise : Form::None;
 }
 

@@ -2,9 +2,9 @@
 // their bounds in the runtime's NCHW layout: depthwise convolutions (one
 // input channel per group, any multiplier, kernel, stride, dilation and
 // padding), pointwise ones (1x1, stride 1, one group) as a register-blocked
-// GEMM over the NCHW planes, and dense ones (stride 1, one group, any
-// kernel, dilation and padding, sums of at most 2048 terms) as an implicit
-// GEMM over the padded plane; and ConvTranspose (2-D, one group, at least
+// GEMM over the NCHW planes, and dense or grouped ones (stride 1, any
+// kernel, dilation and padding, sums of at most 2048 terms per group) as an
+// implicit GEMM over the padded plane; and ConvTranspose (2-D, one group, at least
 // six output channels) as an implicit GEMM per output phase. All apply the group's epilogues
 // (linear_epilogue.h) while the output is in cache, and read and write NCHW
 // directly: no reorders.

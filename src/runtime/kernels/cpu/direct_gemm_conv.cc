@@ -90,7 +90,8 @@ class PointwiseConvKernel : public Kernel {
   int64_t task_panels_ = 1;  // kCols-column panels per task
 };
 
-// Dense, stride 1: the implicit GEMM over the padded plane (see the top).
+// Dense (or grouped: one GEMM per group), stride 1: the implicit GEMM over
+// the padded plane (see the top).
 // Per batch item: the padded planes (in parallel over channels), then the
 // GEMM in parallel: for wide outputs row by row, each output row one GEMM
 // of ow columns written in place (its B rows start at oy QW); for narrow
@@ -101,7 +102,11 @@ class DenseConvKernel : public Kernel {
   DenseConvKernel(const Graph& graph, const KernelGroup& group, const LinearSpec& spec, const ConvShape& s)
       : s_(s), epilogue_(graph, group, spec) {
     x_input_ = index_of(group.inputs, spec.anchor.x);
-    weights_ = PackedWeights(constant_floats(graph, spec.anchor.w).data(), s_.cout, s_.cin * s_.kh * s_.kw);
+    // Per group: its output channels' weights [cout_g][cin_g kh kw] (ONNX's rows).
+    const std::vector<float> w = constant_floats(graph, spec.anchor.w);
+    depth_ = s_.cin / s_.groups * s_.kh * s_.kw;
+    const int64_t cout_g = s_.cout / s_.groups;
+    for (int64_t g = 0; g < s_.groups; ++g) weights_.emplace_back(w.data() + g * cout_g * depth_, cout_g, depth_);
     qw_ = s_.ow + (s_.kw - 1) * s_.dw;
     qh_ = s_.oh + (s_.kh - 1) * s_.dh;
     flat_ = (s_.oh - 1) * qw_ + s_.ow;
@@ -126,15 +131,11 @@ class DenseConvKernel : public Kernel {
       }
       flat_out_.resize(size_t(s_.cout * flat_));
       const int64_t panels = (flat_ + kCols - 1) / kCols;
-      const int64_t grain = std::max<int64_t>(1, 65536 / std::max<int64_t>(1, kCols * s_.cout * weights_.depth()));
+      const int64_t grain = std::max<int64_t>(1, 65536 / std::max<int64_t>(1, kCols * s_.cout * depth_));
       parallel_for(panels, grain, [&](int64_t begin, int64_t end) {
-        thread_local std::vector<const float*> rows;
-        rows.resize(tap_offset_.size());
         for (int64_t panel = begin; panel < end; ++panel) {
           const int64_t j = panel * kCols;
-          for (size_t k = 0; k < rows.size(); ++k) rows[k] = padded_.data() + tap_offset_[k] + j;
-          weights_.multiply(rows.data(), std::min(kCols, flat_ - j), flat_out_.data() + j, flat_, 0, s_.cout,
-                            epilogue_.biases());
+          multiply(j, std::min(kCols, flat_ - j), flat_out_.data() + j, flat_);
         }
       });
       float* yn = y + n * s_.cout * plane;
@@ -160,16 +161,26 @@ class DenseConvKernel : public Kernel {
   // whole sum at each row's end cost 13x at 56 columns).
   static constexpr int64_t kWideRow = 64;
 
+  // Every group's GEMM for `cols` columns into c (rows ldc apart), its B
+  // rows the padded planes from `shift` on.
+  void multiply(int64_t shift, int64_t cols, float* c, int64_t ldc) const {
+    thread_local std::vector<const float*> rows;
+    rows.resize(size_t(depth_));
+    const int64_t cout_g = s_.cout / s_.groups;
+    for (int64_t g = 0; g < s_.groups; ++g) {
+      for (int64_t k = 0; k < depth_; ++k) rows[size_t(k)] = padded_.data() + tap_offset_[size_t(g * depth_ + k)] + shift;
+      weights_[size_t(g)].multiply(rows.data(), cols, c + g * cout_g * ldc, ldc, 0, cout_g,
+                                   epilogue_.biases() + g * cout_g);
+    }
+  }
+
   // Each output row a GEMM of ow columns into place, then its epilogue.
   void by_rows(float* yn, int64_t offset) {
     const int64_t plane = s_.oh * s_.ow;
-    const int64_t grain = std::max<int64_t>(1, 65536 / std::max<int64_t>(1, s_.ow * s_.cout * weights_.depth()));
+    const int64_t grain = std::max<int64_t>(1, 65536 / std::max<int64_t>(1, s_.ow * s_.cout * depth_));
     parallel_for(s_.oh, grain, [&](int64_t begin, int64_t end) {
-      thread_local std::vector<const float*> rows;
-      rows.resize(tap_offset_.size());
       for (int64_t oy = begin; oy < end; ++oy) {
-        for (size_t k = 0; k < rows.size(); ++k) rows[k] = padded_.data() + tap_offset_[k] + oy * qw_;
-        weights_.multiply(rows.data(), s_.ow, yn + oy * s_.ow, plane, 0, s_.cout, epilogue_.biases());
+        multiply(oy * qw_, s_.ow, yn + oy * s_.ow, plane);
         for (int64_t c = 0; c < s_.cout; ++c) {
           epilogue_.apply(yn + c * plane + oy * s_.ow, offset + c * plane + oy * s_.ow, c, s_.ow);
         }
@@ -180,7 +191,8 @@ class DenseConvKernel : public Kernel {
   ConvShape s_;
   LinearEpilogue epilogue_;
   int x_input_ = -1;
-  PackedWeights weights_;
+  std::vector<PackedWeights> weights_;  // per group
+  int64_t depth_ = 0;                   // a group's sum: cin_g kh kw terms
   int64_t qh_ = 0, qw_ = 0, flat_ = 0;  // the padded plane; the flat output's length
   std::vector<int64_t> tap_offset_;     // per (ci, ky, kx): where its B row starts in padded_
   std::vector<float> padded_, flat_out_;
