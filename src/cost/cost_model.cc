@@ -57,8 +57,12 @@ std::optional<double> CostModel::cached_native(const Graph& graph, const runtime
 double CostModel::measure_native(runtime::Kernel& kernel, const Graph& graph, const runtime::KernelGroup& group,
                                  KernelClass kind) {
   const double seconds = time_kernel(kernel, graph, group, profile_, true);
-  cache_->store(native_key(graph, group), machine_, CostRecord{seconds, model_->raw_estimate(graph, group), kind});
+  store_native(graph, group, seconds, kind);
   return seconds;
+}
+
+void CostModel::store_native(const Graph& graph, const runtime::KernelGroup& group, double seconds, KernelClass kind) {
+  cache_->store(native_key(graph, group), machine_, CostRecord{seconds, model_->raw_estimate(graph, group), kind});
 }
 
 void CostModel::recalibrate() { model_->calibrate(cache_->records(machine_)); }

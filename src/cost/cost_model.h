@@ -33,10 +33,12 @@ class CostModel {
   double measure(runtime::Kernel& kernel, const Graph& graph, const runtime::KernelGroup& group, KernelClass kind);
   // The same with the kernel's inputs in their native layouts (a oneDNN
   // conv's src as a oneDNN producer writes it: time_kernel's native_inputs),
-  // kept under a key of its own; measure_native times a fresh kernel.
+  // kept under a key of its own; measure_native times a fresh kernel, and
+  // store_native records the row-major time of one with no native inputs.
   std::optional<double> cached_native(const Graph& graph, const runtime::KernelGroup& group) const;
   double measure_native(runtime::Kernel& kernel, const Graph& graph, const runtime::KernelGroup& group,
                         KernelClass kind);
+  void store_native(const Graph& graph, const runtime::KernelGroup& group, double seconds, KernelClass kind);
   // Calibrates the analytical model again, with what was measured since.
   void recalibrate();
 

@@ -333,12 +333,18 @@ class Orchestrator {
       if (report_.unbuildable++ == 0) report_.first_unbuildable = group.name + ": " + error.what();
       return kUnbuildable;
     }
-    const double seconds = cost_model_->measure(*kernel, graph_, group, kernel_class(set_.candidates[i].kind));
-    if (is_onednn(i)) {
-      costs_[i].seconds = seconds;  // note_native compares with it
+    const cost::KernelClass kind = kernel_class(set_.candidates[i].kind);
+    const double seconds = cost_model_->measure(*kernel, graph_, group, kind);
+    if (!is_onednn(i)) return seconds;
+    costs_[i].seconds = seconds;  // note_native compares with it
+    if (!cost::has_native_inputs(*kernel, group)) {
+      // Nothing to read natively (a MatMul): the same time, not timed again.
+      cost_model_->store_native(graph_, group, seconds, kind);
+      note_native(i, seconds);
+    } else {
       // A fresh kernel: the timed one writes its output natively now.
       std::unique_ptr<runtime::Kernel> fresh = runtime::make_cpu_kernel(graph_, group);
-      note_native(i, cost_model_->measure_native(*fresh, graph_, group, kernel_class(set_.candidates[i].kind)));
+      note_native(i, cost_model_->measure_native(*fresh, graph_, group, kind));
     }
     return seconds;
   }

@@ -47,6 +47,13 @@ KernelGroup GroupMaker::operator()(std::vector<size_t> nodes) const {
   return group;
 }
 
+size_t input_slot(const KernelGroup& group, ValueId id) {
+  auto it = std::find(group.inputs.begin(), group.inputs.end(), id);
+  ORCHID_CHECK(it != group.inputs.end()) << "value " << id << " is not an input of the kernel group '" << group.name
+                                         << "'";
+  return size_t(it - group.inputs.begin());
+}
+
 KernelGroup make_group(const Graph& graph, std::vector<size_t> nodes) {
   return GroupMaker(graph)(std::move(nodes));
 }

@@ -38,6 +38,10 @@ struct KernelGroup {
 // outside the group or listed as graph outputs.
 KernelGroup make_group(const Graph& graph, std::vector<size_t> nodes);
 
+// Where `id` is among the group's inputs (each value is listed once, so a
+// node that reads one value twice reads one buffer twice).
+size_t input_slot(const KernelGroup& group, ValueId id);
+
 // make_group for many groups of one graph: the value readers are indexed
 // once, so each group costs time in its own size, not the graph's.
 class GroupMaker {

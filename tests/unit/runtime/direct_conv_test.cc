@@ -269,13 +269,15 @@ TEST(DirectConv, DISABLED_Benchmark) {
   const cost::MachinePeaks peaks = cost::measure_peaks(num_threads());
   std::printf("[bench] peaks: %.0f GFLOP/s, %.1f GB/s\n", peaks.flops_per_second * 1e-9, peaks.bytes_per_second * 1e-9);
   const char* only = std::getenv("ORCHID_BENCH_ONLY");  // a substring of the names to run
+  // With ORCHID_BENCH_INTERMEDIATE a Relu makes x an intermediate: the conv is node 1.
+  const size_t first = std::getenv("ORCHID_BENCH_INTERMEDIATE") ? 1 : 0;
   for (const Shape4& s : shapes) {
     if (only && s.name.find(only) == std::string::npos) continue;
     GraphBuilder b;
     const bool transpose = s.stride < 0;  // a ConvTranspose of stride -s.stride
     const int64_t stride = transpose ? -s.stride : s.stride;
     const int64_t pad = transpose ? (s.k - stride + 1) / 2 : s.k / 2;
-    const ValueId x = std::getenv("ORCHID_BENCH_INTERMEDIATE") ? b.op("Relu", {b.input("x", s.x)}) : b.input("x", s.x);
+    const ValueId x = first ? b.op("Relu", {b.input("x", s.x)}) : b.input("x", s.x);
     const Shape w = transpose ? Shape{s.x[1], s.m, s.k, s.k} : Shape{s.m, s.x[1] / s.group, s.k, s.k};
     ValueId v = b.op(transpose ? "ConvTranspose" : "Conv", {x, b.constant(w), b.constant({s.m})},
                      attrs({{"group", s.group}, {"strides", ints{stride, stride}}, {"pads", ints{pad, pad, pad, pad}}}));
@@ -283,8 +285,7 @@ TEST(DirectConv, DISABLED_Benchmark) {
     Graph g = b.finish(b.op("ReduceMax", {conv}, attrs({{"keepdims", int64_t(0)}})));
     const std::map<std::string, Tensor> feeds = uniform_feeds(g, 1);
     std::vector<double> ms;
-    const size_t first_node = std::getenv("ORCHID_BENCH_INTERMEDIATE") ? 1 : 0;
-    const bool has_direct = !cpu::linear_variants(g, make_group(g, {first_node, first_node + 1})).empty();
+    const bool has_direct = !cpu::linear_variants(g, make_group(g, {first, first + 1})).empty();
     for (const char* variant : {"", cpu::kDirectVariant}) {
       if (!has_direct && *variant) {
         ms.push_back(ms[0]);  // no direct kernel for this shape
@@ -292,7 +293,6 @@ TEST(DirectConv, DISABLED_Benchmark) {
       }
       Program program;
       program.graph = g;
-      const size_t first = g.nodes().size() == 4 ? 1 : 0;  // after the Relu that makes x an intermediate
       if (first) program.kernels.push_back(make_group(g, {0}));
       program.kernels.push_back(make_group(g, {first, first + 1}));
       program.kernels.back().variant = variant;
@@ -306,8 +306,9 @@ TEST(DirectConv, DISABLED_Benchmark) {
     const double flops = 2.0 * double(out.numel()) * double(s.x[1] / s.group) * taps;
     const double bound = std::max(bytes / peaks.bytes_per_second, flops / peaks.flops_per_second) * 1e3;
     const double best = std::min(ms[0], ms[1]);
-    std::printf("[bench] | %s | %.3f | %s | %.3f | %s | %.0f%% |\n", s.name.c_str(), ms[0],
-                has_direct ? std::to_string(ms[1]).substr(0, 5).c_str() : "-", bound,
+    char direct[32] = "-";
+    if (has_direct) std::snprintf(direct, sizeof direct, "%.3f", ms[1]);
+    std::printf("[bench] | %s | %.3f | %s | %.3f | %s | %.0f%% |\n", s.name.c_str(), ms[0], direct, bound,
                 bytes / peaks.bytes_per_second > flops / peaks.flops_per_second ? "bytes" : "flops", bound / best * 100);
   }
 }

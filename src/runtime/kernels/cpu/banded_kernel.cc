@@ -313,12 +313,7 @@ std::unique_ptr<Kernel> make_banded_kernel(const Graph& graph, const KernelGroup
     ORCHID_FAIL() << node.describe() << ": " << e.what();
   }
   // A and B may be the same value, listed once among the group's inputs.
-  auto slot = [&](ValueId id) {
-    const auto it = std::find(group.inputs.begin(), group.inputs.end(), id);
-    ORCHID_CHECK(it != group.inputs.end()) << node.describe() << ": input not among the group's inputs";
-    return size_t(it - group.inputs.begin());
-  };
-  return std::make_unique<BandedKernel>(dims, slot(node.inputs[0]), slot(node.inputs[1]));
+  return std::make_unique<BandedKernel>(dims, input_slot(group, node.inputs[0]), input_slot(group, node.inputs[1]));
 }
 
 }  // namespace orchid::runtime::cpu

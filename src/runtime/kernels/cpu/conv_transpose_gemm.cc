@@ -71,12 +71,10 @@ class ConvTransposeGemmKernel : public Kernel {
     taps_ = k_[0] * k_[1] * k_[2];
     in_size_ = in_[0] * in_[1] * in_[2];
     out_size_ = out_[0] * out_[1] * out_[2];
-    x_input_ = index_of(group.inputs, a.x);
+    x_input_ = int(input_slot(group, a.x));
 
     // ONNX W [Cin, Cout_g, taps] -> per group Wt [Cout_g*taps, Cin_g].
-    const Tensor& w = *graph.value(a.w).constant;
-    std::vector<float> wv(size_t(w.numel()));
-    for (int64_t i = 0; i < w.numel(); ++i) wv[size_t(i)] = float(w.at_f64(i));
+    const std::vector<float> wv = onednn::constant_values(*graph.value(a.w).constant);
     const int64_t rows = cout_g_ * taps_;
     wt_.resize(size_t(groups_ * rows * cin_g_));
     for (int64_t g = 0; g < groups_; ++g) {
@@ -129,12 +127,6 @@ class ConvTransposeGemmKernel : public Kernel {
   }
 
  private:
-  static int index_of(const std::vector<ValueId>& ids, ValueId id) {
-    auto it = std::find(ids.begin(), ids.end(), id);
-    ORCHID_CHECK(it != ids.end()) << "value " << id << " is not an input of the kernel group";
-    return int(it - ids.begin());
-  }
-
   // Output rows [r0, r1) (a row: one (depth, height) pair) of channel c:
   // bias, then for each row the taps whose input row lands on it
   // (o = i s + k d - p, i integral), each added along the width, then the

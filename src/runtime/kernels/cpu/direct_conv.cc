@@ -17,7 +17,6 @@ namespace orchid::runtime::cpu {
 namespace direct {
 
 using onednn::LinearAnchor;
-using onednn::LinearKind;
 using onednn::LinearSpec;
 
 using simd::kLanes;
@@ -25,12 +24,6 @@ using simd::load;
 using simd::splat;
 using simd::store;
 using simd::Vec;
-
-int index_of(const std::vector<ValueId>& ids, ValueId id) {
-  auto it = std::find(ids.begin(), ids.end(), id);
-  ORCHID_CHECK(it != ids.end()) << "value " << id << " is not an input of the kernel group";
-  return int(it - ids.begin());
-}
 
 ConvShape conv_shape(const Graph& graph, const LinearAnchor& a) {
   const Shape& x = graph.type(a.x).shape;
@@ -44,13 +37,6 @@ ConvShape conv_shape(const Graph& graph, const LinearAnchor& a) {
   s.dh = a.dilations[0] + 1, s.dw = a.dilations[1] + 1;
   s.ph = a.pad_l[0], s.pw = a.pad_l[1];
   return s;
-}
-
-std::vector<float> constant_floats(const Graph& graph, ValueId id) {
-  const Tensor& t = *graph.value(id).constant;
-  std::vector<float> out(size_t(t.numel()));
-  for (int64_t i = 0; i < t.numel(); ++i) out[size_t(i)] = float(t.at_f64(i));
-  return out;
 }
 
 namespace {
@@ -75,8 +61,8 @@ namespace {
 class DepthwiseConvKernel : public Kernel {
  public:
   DepthwiseConvKernel(const Graph& graph, const KernelGroup& group, const LinearSpec& spec, const ConvShape& s)
-      : s_(s), weights_(constant_floats(graph, spec.anchor.w)), epilogue_(graph, group, spec) {
-    x_input_ = index_of(group.inputs, spec.anchor.x);
+      : s_(s), weights_(onednn::constant_values(*graph.value(spec.anchor.w).constant)), epilogue_(graph, group, spec) {
+    x_input_ = int(input_slot(group, spec.anchor.x));
     const int64_t shift_y = (s_.kh - 1) * s_.dh / s_.sh, shift_x = (s_.kw - 1) * s_.dw / s_.sw;
     qh_ = s_.oh + shift_y;
     qw_ = s_.ow + shift_x;
@@ -221,18 +207,14 @@ class DepthwiseConvKernel : public Kernel {
         const int64_t c1 = std::max(c0, std::min(qw_, (s_.iw + s_.pw - b + s_.sw - 1) / s_.sw));
         for (int64_t r = 0; r < qh_; ++r, dst += qw_) {
           const int64_t iy = r * s_.sh + a - s_.ph;
-          if (iy < 0 || iy >= s_.ih || c0 == c1) {
-            std::fill(dst, dst + qw_, 0.f);
-            continue;
-          }
-          std::fill(dst, dst + c0, 0.f);
-          const float* src = in + iy * s_.iw + c0 * s_.sw + b - s_.pw;
-          if (s_.sw == 1) {
-            std::memcpy(dst + c0, src, size_t(c1 - c0) * 4);
-          } else {
-            for (int64_t c = c0; c < c1; ++c) dst[c] = src[(c - c0) * s_.sw];
-          }
-          std::fill(dst + c1, dst + qw_, 0.f);
+          phase_row(dst, iy >= 0 && iy < s_.ih, c0, c1, [&](float* out) {
+            const float* src = in + iy * s_.iw + c0 * s_.sw + b - s_.pw;
+            if (s_.sw == 1) {
+              std::memcpy(out, src, size_t(c1 - c0) * 4);
+            } else {
+              for (int64_t c = 0; c < c1 - c0; ++c) out[c] = src[c * s_.sw];
+            }
+          });
         }
       }
     }
@@ -258,17 +240,25 @@ class DepthwiseConvKernel : public Kernel {
           const float* half_row = q - 2 * t == 0 ? scratch.even.data() : scratch.odd.data();
           const int64_t count = q - 2 * t == 0 ? half : s_.iw / 2;  // even or odd columns in the row
           const int64_t c0 = std::clamp<int64_t>(-t, 0, qw_), c1 = std::clamp<int64_t>(count - t, c0, qw_);
-          if (iy < 0 || iy >= s_.ih || c0 == c1) {
-            std::fill(dst, dst + qw_, 0.f);
-            continue;
-          }
-          std::fill(dst, dst + c0, 0.f);
-          std::memcpy(dst + c0, half_row + c0 + t, size_t(c1 - c0) * 4);
-          std::fill(dst + c1, dst + qw_, 0.f);
+          phase_row(dst, iy >= 0 && iy < s_.ih, c0, c1,
+                    [&](float* out) { std::memcpy(out, half_row + c0 + t, size_t(c1 - c0) * 4); });
         }
       }
     }
     return scratch.phases.data();
+  }
+
+  // One row of a phase: zeros outside columns [c0, c1), which `copy`
+  // fills (given the row at c0); all zeros for a row outside the input.
+  template <typename Copy>
+  void phase_row(float* dst, bool inside, int64_t c0, int64_t c1, Copy copy) const {
+    if (!inside || c0 == c1) {
+      std::fill(dst, dst + qw_, 0.f);
+      return;
+    }
+    std::fill(dst, dst + c0, 0.f);
+    copy(dst + c0);
+    std::fill(dst + c1, dst + qw_, 0.f);
   }
 
   // even[j] = row[2j], odd[j] = row[2j + 1].

@@ -30,6 +30,7 @@ struct Phase {
   int64_t flat = 0;           // its flattened length: (rows - 1) QW + cols
   PackedWeights weights;      // [cout][cin x taps]
   std::vector<int64_t> tap_offset;  // per (ci, tap): the B row's start in the padded planes
+  std::vector<float> out;           // its GEMM's result, [cout][flat]
 };
 
 class ConvTransposeKernel : public Kernel {
@@ -44,8 +45,8 @@ class ConvTransposeKernel : public Kernel {
     s_.sh = a.strides[0], s_.sw = a.strides[1];
     s_.dh = a.dilations[0] + 1, s_.dw = a.dilations[1] + 1;
     s_.ph = a.pad_l[0], s_.pw = a.pad_l[1];
-    x_input_ = index_of(group.inputs, a.x);
-    plan(constant_floats(graph, a.w));
+    x_input_ = int(input_slot(group, a.x));
+    plan(onednn::constant_values(*graph.value(a.w).constant));
   }
 
   void run(const KernelArgs& args) override {
@@ -126,22 +127,13 @@ class ConvTransposeKernel : public Kernel {
         }
       }
       phase.weights = PackedWeights(a.data(), s_.cout, depth);
+      phase.out.resize(size_t(s_.cout * phase.flat));
     }
-    size_t flat = 0;
-    for (const Phase& phase : phases_) flat = std::max(flat, size_t(s_.cout * phase.flat));
-    flat_out_.resize(flat * phases_.size());
-  }
-
-  float* flat_of(const Phase& phase) {
-    return flat_out_.data() + size_t(&phase - phases_.data()) * (flat_out_.size() / phases_.size());
-  }
-  const float* flat_of(const Phase& phase) const {
-    return flat_out_.data() + size_t(&phase - phases_.data()) * (flat_out_.size() / phases_.size());
   }
 
   // The phase's GEMM over column panels of its flattened output.
   void multiply(Phase& phase) {
-    float* out = flat_of(phase);
+    float* out = phase.out.data();
     const int64_t panels = (phase.flat + kCols - 1) / kCols;
     const int64_t grain = std::max<int64_t>(1, 65536 / std::max<int64_t>(1, kCols * s_.cout * phase.weights.depth()));
     parallel_for(panels, grain, [&](int64_t begin, int64_t end) {
@@ -158,7 +150,7 @@ class ConvTransposeKernel : public Kernel {
 
   // The phase's outputs of channel c into its places of the output plane.
   void interleave(const Phase& phase, int64_t c, float* out) const {
-    const float* src = flat_of(phase) + c * phase.flat;
+    const float* src = phase.out.data() + c * phase.flat;
     for (int64_t r = 0; r < phase.rows; ++r) {
       float* row = out + (phase.ay + r * s_.sh) * s_.ow + phase.ax;
       const float* from = src + r * qw_;
@@ -175,7 +167,7 @@ class ConvTransposeKernel : public Kernel {
   int x_input_ = -1;
   std::vector<Phase> phases_;
   int64_t qh_ = 0, qw_ = 0, top_ = 0, left_ = 0;
-  std::vector<float> padded_, flat_out_;
+  std::vector<float> padded_;
 };
 
 }  // namespace

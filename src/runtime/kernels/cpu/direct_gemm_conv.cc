@@ -1,6 +1,7 @@
 // The direct convolutions on the register-blocked GEMM (direct_gemm.h):
 // pointwise (1x1) as Y [cout, P] = W [cout, cin] X [cin, P] per batch item,
-// and dense ones of any kernel (stride 1, one group) as an implicit GEMM:
+// and dense or grouped ones of any kernel (stride 1, one GEMM per group) as
+// an implicit GEMM:
 // over the zero-padded input plane, flattened with row width QW, output
 // index j = oy QW + ox of tap (ky, kx) reads input channel ci at j + ky dh
 // QW + kx dw, so each (ci, ky, kx) is one B row of the GEMM, a shifted view
@@ -39,8 +40,8 @@ class PointwiseConvKernel : public Kernel {
  public:
   PointwiseConvKernel(const Graph& graph, const KernelGroup& group, const LinearSpec& spec, const ConvShape& s)
       : s_(s), epilogue_(graph, group, spec) {
-    x_input_ = index_of(group.inputs, spec.anchor.x);
-    weights_ = PackedWeights(constant_floats(graph, spec.anchor.w).data(), s_.cout, s_.cin);
+    x_input_ = int(input_slot(group, spec.anchor.x));
+    weights_ = PackedWeights(onednn::constant_values(*graph.value(spec.anchor.w).constant).data(), s_.cout, s_.cin);
     if (s_.cin < kPackDepth) task_panels_ = std::clamp<int64_t>(kTaskInputBytes / (s_.cin * kCols * 4), 1, kMaxTaskPanels);
   }
 
@@ -101,9 +102,9 @@ class DenseConvKernel : public Kernel {
  public:
   DenseConvKernel(const Graph& graph, const KernelGroup& group, const LinearSpec& spec, const ConvShape& s)
       : s_(s), epilogue_(graph, group, spec) {
-    x_input_ = index_of(group.inputs, spec.anchor.x);
+    x_input_ = int(input_slot(group, spec.anchor.x));
     // Per group: its output channels' weights [cout_g][cin_g kh kw] (ONNX's rows).
-    const std::vector<float> w = constant_floats(graph, spec.anchor.w);
+    const std::vector<float> w = onednn::constant_values(*graph.value(spec.anchor.w).constant);
     depth_ = s_.cin / s_.groups * s_.kh * s_.kw;
     const int64_t cout_g = s_.cout / s_.groups;
     for (int64_t g = 0; g < s_.groups; ++g) weights_.emplace_back(w.data() + g * cout_g * depth_, cout_g, depth_);

@@ -20,14 +20,11 @@ struct ConvShape {
 };
 ConvShape conv_shape(const Graph& graph, const onednn::LinearAnchor& anchor);
 
-int index_of(const std::vector<ValueId>& ids, ValueId id);
-std::vector<float> constant_floats(const Graph& graph, ValueId id);
-
 std::unique_ptr<Kernel> make_depthwise(const Graph& graph, const KernelGroup& group, const onednn::LinearSpec& spec,
                                        const ConvShape& s);
 std::unique_ptr<Kernel> make_pointwise(const Graph& graph, const KernelGroup& group, const onednn::LinearSpec& spec,
                                        const ConvShape& s);
-// Any kernel, stride 1, one group: an implicit GEMM over the padded plane.
+// Any kernel, stride 1, one GEMM per group: an implicit GEMM over the padded plane.
 std::unique_ptr<Kernel> make_dense(const Graph& graph, const KernelGroup& group, const onednn::LinearSpec& spec,
                                    const ConvShape& s);
 

@@ -43,14 +43,6 @@ class CopyKernel : public Kernel {
   std::string op_;
 };
 
-// The position of a node input among the group's inputs (which list each
-// value once, so Concat(x, x) reads one buffer twice).
-size_t group_slot(const KernelGroup& group, ValueId id) {
-  auto it = std::find(group.inputs.begin(), group.inputs.end(), id);
-  ORCHID_CHECK(it != group.inputs.end()) << "value " << id << " is not an input of the group";
-  return size_t(it - group.inputs.begin());
-}
-
 // The constant value of input i, or nullptr when it is omitted or computed.
 const Tensor* constant_input(const Graph& graph, const Node& node, size_t i) {
   if (i >= node.inputs.size() || node.inputs[i] == kNoValue) return nullptr;
@@ -63,7 +55,7 @@ bool input_present(const Node& node, size_t i) { return i < node.inputs.size() &
 // A plan of one coalesced copy of input 0.
 CopyPlan single_copy(const KernelGroup& group, const Node& node, StridedCopy copy) {
   CopyPlan plan;
-  plan.copies.push_back({group_slot(group, node.inputs[0]), coalesce(std::move(copy))});
+  plan.copies.push_back({input_slot(group, node.inputs[0]), coalesce(std::move(copy))});
   return plan;
 }
 
@@ -142,7 +134,7 @@ std::optional<CopyPlan> plan_concat(const Graph& graph, const KernelGroup& group
     if (id == kNoValue) continue;
     int64_t row = graph.type(id).shape[axis] * inner;
     StridedCopy copy{{{outer, row, out_row}, {row, 1, 1}}, 0, column};
-    plan.copies.push_back({group_slot(group, id), coalesce(std::move(copy))});
+    plan.copies.push_back({input_slot(group, id), coalesce(std::move(copy))});
     column += row;
   }
   return plan;
@@ -223,8 +215,8 @@ class GatherKernel : public Kernel {
  public:
   GatherKernel(const Graph& graph, const KernelGroup& group, const Node& node)
       : name_(node.name),
-        data_slot_(group_slot(group, node.inputs[0])),
-        index_slot_(group_slot(group, node.inputs[1])),
+        data_slot_(input_slot(group, node.inputs[0])),
+        index_slot_(input_slot(group, node.inputs[1])),
         index_dtype_(graph.type(node.inputs[1]).dtype),
         num_indices_(graph.type(node.inputs[1]).numel()),
         elem_(dtype_size(graph.type(node.inputs[0]).dtype)) {

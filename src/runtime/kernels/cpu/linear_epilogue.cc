@@ -55,12 +55,6 @@ void apply_binary(algorithm alg, float* y, int64_t n, Operand at) {
   }
 }
 
-int index_of(const std::vector<ValueId>& ids, ValueId id) {
-  auto it = std::find(ids.begin(), ids.end(), id);
-  ORCHID_CHECK(it != ids.end()) << "value " << id << " is not an input of the kernel group";
-  return int(it - ids.begin());
-}
-
 }  // namespace
 
 bool epilogue_supported(const Epilogue& e) {
@@ -139,33 +133,19 @@ void apply_eltwise(const Epilogue& e, float* y, int64_t n) {
   }
 }
 
-LinearEpilogue::LinearEpilogue(const Graph& graph, const KernelGroup& group, const onednn::LinearSpec& spec) {
-  const onednn::LinearAnchor& a = spec.anchor;
-  bias_constant_.assign(size_t(spec.out_type.shape.at(1)), 0.f);
-  if (a.b != kNoValue && graph.value(a.b).is_constant()) {
-    const Tensor& b = *graph.value(a.b).constant;
-    for (int64_t c = 0; c < b.numel(); ++c) bias_constant_[size_t(c)] += float(b.at_f64(c));
-  } else if (a.b != kNoValue) {
-    bias_input_ = index_of(group.inputs, a.b);
-  }
+LinearEpilogue::LinearEpilogue(const Graph& graph, const KernelGroup& group, const onednn::LinearSpec& spec)
+    : bias_(graph, group, spec) {
   for (const Epilogue& e : spec.epilogues) {
     ORCHID_CHECK(epilogue_supported(e)) << "an epilogue the linear kernel cannot apply";
-    if (e.kind == EpilogueKind::Bias) {
-      for (size_t c = 0; c < e.values.size(); ++c) bias_constant_[c] += e.values[c];
-      continue;
-    }
+    if (e.kind == EpilogueKind::Bias) continue;  // in bias_
     Step step{e};
-    if (e.kind == EpilogueKind::Binary && e.tensor != kNoValue) step.tensor_input = index_of(group.inputs, e.tensor);
+    if (e.kind == EpilogueKind::Binary && e.tensor != kNoValue) step.tensor_input = int(input_slot(group, e.tensor));
     tail_.push_back(std::move(step));
   }
-  bias_ = bias_constant_;
 }
 
 void LinearEpilogue::bind(const KernelArgs& args) {
-  if (bias_input_ >= 0) {
-    const float* b = static_cast<const float*>(args.inputs[size_t(bias_input_)]);
-    for (size_t c = 0; c < bias_.size(); ++c) bias_[c] = bias_constant_[c] + b[c];
-  }
+  bias_.bind(args);
   for (Step& step : tail_) {
     if (step.tensor_input >= 0) step.tensor = static_cast<const float*>(args.inputs[size_t(step.tensor_input)]);
   }
@@ -187,7 +167,7 @@ void LinearEpilogue::apply(float* y, int64_t offset, int64_t channel, int64_t n)
 }
 
 bool LinearEpilogue::reads_input(size_t input) const {
-  if (int(input) == bias_input_) return true;
+  if (bias_.reads_input(input)) return true;
   return std::any_of(tail_.begin(), tail_.end(), [&](const Step& s) { return s.tensor_input == int(input); });
 }
 

@@ -21,8 +21,7 @@ bool epilogue_supported(const onednn::Epilogue& e);
 // exp / sigmoid / tanh of fast_math).
 void apply_eltwise(const onednn::Epilogue& e, float* y, int64_t n);
 
-// A group's bias (the operator's own, constant or runtime, plus the Bias
-// epilogues) and its other epilogues in order. The output's channel axis
+// A group's bias (onednn::LinearBias) and its other epilogues in order. The output's channel axis
 // is 1 (Conv, ConvTranspose).
 class LinearEpilogue {
  public:
@@ -30,9 +29,8 @@ class LinearEpilogue {
   LinearEpilogue(const Graph& graph, const KernelGroup& group, const onednn::LinearSpec& spec);
   // Before a run: reads the runtime bias and the binary operands.
   void bind(const KernelArgs& args);
-  float bias(int64_t channel) const { return bias_[size_t(channel)]; }
+  float bias(int64_t channel) const { return bias_[channel]; }
   const float* biases() const { return bias_.data(); }
-  bool has_tail() const { return !tail_.empty(); }
   // The epilogues after the bias on y[0, n), which are the output's elements
   // [offset, offset + n) of channel `channel`.
   void apply(float* y, int64_t offset, int64_t channel, int64_t n) const;
@@ -45,8 +43,7 @@ class LinearEpilogue {
     int tensor_input = -1;  // Binary with a runtime tensor: its group input
     const float* tensor = nullptr;
   };
-  std::vector<float> bias_constant_, bias_;
-  int bias_input_ = -1;
+  onednn::LinearBias bias_;
   std::vector<Step> tail_;
 };
 

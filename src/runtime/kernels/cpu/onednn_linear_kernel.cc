@@ -48,12 +48,6 @@ constexpr const char* kOneDnnLayout = "onednn";
 memory::desc plain(const dims& d) { return memory::desc(d, dt::f32, dense_strides(d)); }
 memory::desc any(const dims& d) { return memory::desc(d, dt::f32, tag::any); }
 
-int index_of(const std::vector<ValueId>& ids, ValueId id) {
-  auto it = std::find(ids.begin(), ids.end(), id);
-  ORCHID_CHECK(it != ids.end()) << "value " << id << " is not an input of the kernel group";
-  return int(it - ids.begin());
-}
-
 // Buffers for the layout conversions inside kernels (a src reordered from
 // NCHW, a dst before its reorder to NCHW). Kernels of one thread run one at a
 // time, so they share one buffer per role instead of each holding its own:
@@ -87,10 +81,10 @@ struct Bound {
 class LinearKernel : public Kernel {
  public:
   LinearKernel(const Graph& graph, const KernelGroup& group, const LinearSpec& spec)
-      : spec_(spec), stream_(cpu_engine()) {
+      : spec_(spec), bias_(graph, group, spec), stream_(cpu_engine()) {
     const LinearAnchor& a = spec.anchor;
-    x_input_ = index_of(group.inputs, a.x);
-    const bool has_bias = collect_bias(graph, group);
+    x_input_ = int(input_slot(group, a.x));
+    const bool has_bias = bias_.present();
     const bool constant_weights = graph.value(a.w).is_constant();
     const memory::desc weights_md =
         constant_weights ? any(a.weights) : memory::desc(a.weights, dt::f32, a.weights_strides);
@@ -131,10 +125,7 @@ class LinearKernel : public Kernel {
 
   void run(const KernelArgs& args) override {
     for (Bound& b : bound_) b.mem.set_data_handle(const_cast<void*>(args.inputs[size_t(b.input)]));
-    if (bias_input_ >= 0) {
-      const float* b = static_cast<const float*>(args.inputs[size_t(bias_input_)]);
-      for (size_t c = 0; c < bias_.size(); ++c) bias_[c] = bias_constant_[c] + b[c];
-    }
+    bias_.bind(args);
     if (weights_reorder_) weights_reorder_.execute(stream_, user_weights_, args_[DNNL_ARG_WEIGHTS]);
     for (size_t k = 0; k < input_reorders_.size(); ++k) {
       Reorder& r = input_reorders_[k];
@@ -202,7 +193,7 @@ class LinearKernel : public Kernel {
   }
 
   bool reads_input_at_run(size_t input) const override {
-    if (int(input) == bias_input_) return true;
+    if (bias_.reads_input(input)) return true;
     for (const Bound& b : bound_) {
       if (size_t(b.input) == input) return true;
     }
@@ -242,30 +233,9 @@ class LinearKernel : public Kernel {
         args_[arg] = memory(plain(e.broadcast), cpu_engine(), binary_constants_.back().data());
         continue;
       }
-      bound_.push_back({memory(), index_of(group.inputs, e.tensor), arg});
+      bound_.push_back({memory(), int(input_slot(group, e.tensor)), arg});
       bind_input(bound_.back(), plain(spec_.anchor.dst));
     }
-  }
-
-  // The sum of the constant biases (the operator's and the folded Adds); a
-  // runtime bias input is added per call.
-  bool collect_bias(const Graph& graph, const KernelGroup& group) {
-    const LinearAnchor& a = spec_.anchor;
-    bool has_bias = a.b != kNoValue;
-    bias_constant_.assign(size_t(std::max<int64_t>(a.channels, 1)), 0.f);
-    if (a.b != kNoValue && graph.value(a.b).is_constant()) {
-      const Tensor& b = *graph.value(a.b).constant;
-      for (int64_t c = 0; c < b.numel(); ++c) bias_constant_[size_t(c)] += float(b.at_f64(c));
-    } else if (a.b != kNoValue) {
-      bias_input_ = index_of(group.inputs, a.b);
-    }
-    for (const Epilogue& e : spec_.epilogues) {
-      if (e.kind != EpilogueKind::Bias) continue;
-      has_bias = true;
-      for (size_t c = 0; c < e.values.size(); ++c) bias_constant_[c] += e.values[c];
-    }
-    bias_ = bias_constant_;
-    return has_bias;
   }
 
   // Conv bias is [OC]; matmul's broadcasts like dst: [1, ..., 1, N].
@@ -357,7 +327,7 @@ class LinearKernel : public Kernel {
       return;
     }
     user_weights_ = memory(user_md, cpu_engine(), DNNL_MEMORY_NONE);
-    bound_.push_back({user_weights_, index_of(group.inputs, a.w), 0});
+    bound_.push_back({user_weights_, int(input_slot(group, a.w)), 0});
     if (weights_md_ == user_md) {
       args_[DNNL_ARG_WEIGHTS] = user_weights_;
       return;
@@ -367,6 +337,7 @@ class LinearKernel : public Kernel {
   }
 
   LinearSpec spec_;
+  LinearBias bias_;  // bound to the primitive's bias argument when present
   dnnl::stream stream_;
   dnnl::primitive primitive_;
   dnnl::primitive_desc_base pd_;
@@ -383,8 +354,7 @@ class LinearKernel : public Kernel {
     int arg;
   };
   std::vector<Reorder> input_reorders_;  // activations and runtime post-op operands, per call
-  int x_input_ = -1, bias_input_ = -1;
-  std::vector<float> bias_constant_, bias_;
+  int x_input_ = -1;
   std::vector<std::vector<float>> binary_constants_;
 };
 

@@ -112,13 +112,6 @@ std::optional<LinearAnchor> analyze_matmul(const Graph& graph, const Node& node)
   return m;
 }
 
-// A constant's elements as floats.
-std::vector<float> constant_values(const Tensor& t) {
-  std::vector<float> v(size_t(t.numel()));
-  for (int64_t i = 0; i < t.numel(); ++i) v[size_t(i)] = float(t.at_f64(i));
-  return v;
-}
-
 // Whether `c` broadcast against the output `out` varies only along the
 // output channel axis with exactly `channels` entries.
 bool is_per_channel(const Shape& c, const Shape& out, const LinearAnchor& anchor) {
@@ -359,6 +352,36 @@ std::optional<LinearSpec> analyze_group(const Graph& graph, const KernelGroup& g
   if (group.outputs != std::vector<ValueId>{current}) return std::nullopt;
   spec.out_type = graph.type(current);
   return spec;
+}
+
+LinearBias::LinearBias(const Graph& graph, const KernelGroup& group, const LinearSpec& spec) {
+  const LinearAnchor& a = spec.anchor;
+  present_ = a.b != kNoValue;
+  constant_.assign(size_t(std::max<int64_t>(a.channels, 1)), 0.f);
+  if (a.b != kNoValue && graph.value(a.b).is_constant()) {
+    const std::vector<float> b = constant_values(*graph.value(a.b).constant);
+    for (size_t c = 0; c < b.size(); ++c) constant_[c] += b[c];
+  } else if (a.b != kNoValue) {
+    input_ = int(input_slot(group, a.b));
+  }
+  for (const Epilogue& e : spec.epilogues) {
+    if (e.kind != EpilogueKind::Bias) continue;
+    present_ = true;
+    for (size_t c = 0; c < e.values.size(); ++c) constant_[c] += e.values[c];
+  }
+  values_ = constant_;
+}
+
+void LinearBias::bind(const KernelArgs& args) {
+  if (input_ < 0) return;
+  const float* b = static_cast<const float*>(args.inputs[size_t(input_)]);
+  for (size_t c = 0; c < values_.size(); ++c) values_[c] = constant_[c] + b[c];
+}
+
+std::vector<float> constant_values(const Tensor& t) {
+  std::vector<float> v(size_t(t.numel()));
+  for (int64_t i = 0; i < t.numel(); ++i) v[size_t(i)] = float(t.at_f64(i));
+  return v;
 }
 
 }  // namespace orchid::runtime::cpu::onednn

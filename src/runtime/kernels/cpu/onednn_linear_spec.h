@@ -74,6 +74,30 @@ struct LinearSpec {
 };
 std::optional<LinearSpec> analyze_group(const Graph& graph, const KernelGroup& group);
 
+// A group's bias per output channel: the anchor's own bias (a constant, or a
+// runtime input added before each run) plus the Bias epilogues (folded Adds).
+// One float per channel (at least one), at an address that never changes.
+class LinearBias {
+ public:
+  LinearBias(const Graph& graph, const KernelGroup& group, const LinearSpec& spec);
+  // Whether the group has a bias at all (oneDNN then binds a bias argument).
+  bool present() const { return present_; }
+  // Before a run: the constant part plus the runtime bias input, if any.
+  void bind(const KernelArgs& args);
+  float operator[](int64_t channel) const { return values_[size_t(channel)]; }
+  const float* data() const { return values_.data(); }
+  float* data() { return values_.data(); }
+  bool reads_input(size_t input) const { return int(input) == input_; }
+
+ private:
+  std::vector<float> constant_, values_;
+  int input_ = -1;  // the runtime bias's group input
+  bool present_ = false;
+};
+
+// A constant's elements as floats (weights, biases, post-op operands).
+std::vector<float> constant_values(const Tensor& t);
+
 // Row-major strides of `dims`.
 dnnl::memory::dims dense_strides(const dnnl::memory::dims& dims);
 
