@@ -190,3 +190,61 @@ class Longformer(nn.Module):
        "attention window 2x64+1 (dilation 1, then 2) via gather + batched MatMul, embeddings 1x1024x512")
 def longformer():
     return Longformer(), [(1, 1024, 512)]
+
+
+# ---------------------------------------------------------------------------------------------------
+# GPT
+
+
+class CausalSelfAttention(SelfAttention):
+    """Dense self-attention where query i sees keys 0..i only (nanoGPT / GPT-2): the scores above the
+    diagonal are set to -inf by a constant lower-triangular mask before the softmax."""
+
+    def __init__(self, dim, heads, seq):
+        super().__init__(dim, heads)
+        self.register_buffer("causal", torch.tril(torch.ones(seq, seq, dtype=torch.bool)), persistent=False)
+
+    def forward(self, x):
+        b, n, c = x.shape
+        qkv = self.qkv(x).reshape(b, n, 3, self.heads, self.head_dim).permute(2, 0, 3, 1, 4)
+        q, k, v = qkv[0], qkv[1], qkv[2]
+        scores = torch.matmul(q, k.transpose(-2, -1)) * self.scale
+        scores = scores.masked_fill(~self.causal[:n, :n], float("-inf"))
+        out = torch.matmul(scores.softmax(dim=-1), v).transpose(1, 2).reshape(b, n, c)
+        return self.proj(out)
+
+
+class GptBlock(PreNormBlock):
+    """GPT-2 block: x + CausalAttn(LN(x)), then x + MLP(LN(x)), GELU in its tanh form."""
+
+    def __init__(self, dim, heads, seq):
+        super().__init__(dim, heads)
+        self.norm1 = nn.LayerNorm(dim, eps=1e-5)
+        self.norm2 = nn.LayerNorm(dim, eps=1e-5)
+        self.attn = CausalSelfAttention(dim, heads, seq)
+        self.mlp.act = nn.GELU(approximate="tanh")
+
+
+class GptDecoder(nn.Module):
+    """GPT-2-style causal decoder over token ids (1, seq): token and learned position embeddings,
+    pre-norm causal blocks, final LayerNorm, an LM head tied to the token embedding; returns the
+    logits (1, seq, vocab)."""
+
+    def __init__(self, vocab=8192, seq=256, dim=512, heads=8, layers=6):
+        super().__init__()
+        self.tok = nn.Embedding(vocab, dim)
+        self.pos = nn.Parameter(torch.randn(1, seq, dim) * 0.02)
+        self.blocks = nn.Sequential(*[GptBlock(dim, heads, seq) for _ in range(layers)])
+        self.norm = nn.LayerNorm(dim, eps=1e-5)
+        self.head = nn.Linear(dim, vocab, bias=False)
+        self.head.weight = self.tok.weight
+
+    def forward(self, ids):
+        x = self.blocks(self.tok(ids) + self.pos)
+        return self.head(self.norm(x))
+
+
+@model("gpt_decoder", "common", "GPT-2-style causal decoder, 6 layers (hidden 512, 8 heads, FFN 2048), "
+       "tied LM head over 8192 tokens, token ids 1x256 int64", input_names=("input_ids",))
+def gpt_decoder():
+    return GptDecoder(), [(1, 256)], [torch.int64]

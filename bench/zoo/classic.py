@@ -12,3 +12,9 @@ def resnet18():
 def mobilenet_v2():
     import torchvision
     return torchvision.models.mobilenet_v2(weights=None), [(1, 3, 224, 224)]
+
+
+@model("regnet_x_400mf", "common", "RegNetX-400MF (torchvision; grouped 3x3 convs, group width 16), image 1x3x224x224")
+def regnet_x_400mf():
+    import torchvision
+    return torchvision.models.regnet_x_400mf(weights=None), [(1, 3, 224, 224)]

@@ -28,14 +28,17 @@ LayoutExtension add_native_layouts(BlpProblem& problem, const std::vector<bool>&
   }
   const std::set<int> available(problem.available.begin(), problem.available.end());
   for (const auto& [row, nat] : twin) {
+    const double cost = reorder_cost(row);
     if (available.count(row)) {
-      problem.available.push_back(nat);
+      problem.kernels.push_back({cost, {row}, {nat}});
+      extension.reorder_tensors.push_back(row);
+      extension.of_available.push_back(true);
       continue;
     }
-    const double cost = reorder_cost(row);
     problem.kernels.push_back({cost, {nat}, {row}});
     problem.kernels.push_back({cost, {row}, {nat}});
     extension.reorder_tensors.insert(extension.reorder_tensors.end(), {row, row});
+    extension.of_available.insert(extension.of_available.end(), {false, false});
   }
   // A tensor a later part reads: either form will do.
   std::vector<std::vector<size_t>> writers(size_t(problem.num_tensors));

@@ -10,10 +10,13 @@
 // The extension gives every tensor a native kernel reads or writes a second
 // id, its native form; native kernels read and write native forms, others
 // row-major ones, and two reorder pseudo-kernels per tensor convert between
-// them at the cost of a reorder. Tensors from earlier parts are available in
-// both forms; a tensor a later part reads may be left in either (graph
-// outputs are row-major). The chosen reorders are not kernels of the
-// program: they only price the conversions the runtime will make.
+// them at the cost of a reorder. A tensor available from the start (a graph
+// input, or a tensor an earlier part computes) is there row-major; its
+// native form takes a one-way reorder, whose cost the caller sets to zero
+// when a oneDNN kernel of an earlier part writes it. A tensor a later part
+// reads may be left in either form (graph outputs are row-major). The
+// chosen reorders are not kernels of the program: they only price the
+// conversions the runtime will make.
 #pragma once
 
 #include <cstddef>
@@ -27,6 +30,7 @@ namespace orchid::orchestration {
 struct LayoutExtension {
   size_t real_kernels = 0;  // kernels [0, real_kernels) are the candidates; the rest are reorders
   std::vector<int> reorder_tensors = {};  // per reorder kernel, in order: the row-major tensor it converts
+  std::vector<bool> of_available = {};    // per reorder kernel: it makes an available tensor's native form
 };
 
 // `native[k]`: kernel k keeps native layouts; `reorder_cost(t)`: the cost of

@@ -259,12 +259,14 @@ class Orchestrator {
     std::vector<std::vector<size_t>> chosen(problems_.size());
     bool optimal = true;
     double planned = 0;
+    std::set<ValueId> natively_written;  // by the oneDNN kernels chosen in earlier parts
     for (size_t p = 0; p < problems_.size(); ++p) {
       PartProblem& part = problems_[p];
       for (size_t k = 0; k < part.candidates.size(); ++k) part.problem.kernels[k].cost = blp_cost(part.candidates[k]);
       for (size_t r = 0; r < part.layouts.reorder_tensors.size(); ++r) {
         const ValueId id = part.value_of[size_t(part.layouts.reorder_tensors[r])];
-        part.problem.kernels[part.layouts.real_kernels + r].cost = reorder_seconds(id);
+        const bool written_natively = part.layouts.of_available[r] && natively_written.count(id);
+        part.problem.kernels[part.layouts.real_kernels + r].cost = written_natively ? 0.0 : reorder_seconds(id);
       }
       const double budget = std::max(0.0, options_.solver_time_limit - report_.solve_seconds - seconds_since(start));
       std::vector<size_t> initial = part.last_selection;
@@ -275,7 +277,11 @@ class Orchestrator {
       planned += solution.cost;
       part.last_selection = solution.chosen;
       for (size_t k : solution.chosen) {
-        if (k < part.layouts.real_kernels) chosen[p].push_back(part.candidates[k]);
+        if (k >= part.layouts.real_kernels) continue;
+        chosen[p].push_back(part.candidates[k]);
+        if (is_onednn(part.candidates[k])) {
+          natively_written.insert(groups_[part.candidates[k]].outputs.begin(), groups_[part.candidates[k]].outputs.end());
+        }
       }
     }
     report_.proven_optimal = optimal;

@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <random>
+#include <tuple>
 
 #include "runtime/kernels/cpu/registry.h"
 #include "runtime_test_util.h"
@@ -184,6 +185,15 @@ TEST(DirectConv, ConvTransposeRandomShapes) {
     Graph g = b.finish(add_epilogue(b, v, trial % 5, m, out));
     expect_direct(g, "direct deconv (phases)");
   }
+  // U-Net's 2x2 stride-2 up-sampling: no padding (the input read in place), several channel blocks, rows
+  // split into tasks, odd plane sizes; and a 3x3 stride-2 one with output_padding (odd output columns).
+  for (const auto& [k, p, op] : {std::tuple<int64_t, int64_t, int64_t>{2, 0, 0}, {3, 1, 1}}) {
+    GraphBuilder b;
+    ValueId v = b.op("ConvTranspose", {b.input("x", {1, 40, 37, 45}), b.constant({40, 20, k, k}), b.constant({20})},
+                     attrs({{"strides", ints{2, 2}}, {"pads", ints{p, p, p, p}}, {"output_padding", ints{op, op}},
+                            {"kernel_shape", ints{k, k}}}));
+    expect_direct(b.finish(b.op("Relu", {v})), "direct deconv (phases)");
+  }
 }
 
 TEST(DirectConv, OtherConvsHaveNoDirectVariant) {
@@ -265,6 +275,11 @@ TEST(DirectConv, DISABLED_Benchmark) {
       {"deconv k4 s2 128->64 16x16", {1, 128, 16, 16}, 64, 4, -2, 1},
       {"deconv k4 s2 64->3 32x32", {1, 64, 32, 32}, 3, 4, -2, 1},
       {"deconv k9 s3 56->1 256x256", {1, 56, 256, 256}, 1, 9, -3, 1},
+      {"deconv k2 s2 32->16 128x128", {1, 32, 128, 128}, 16, 2, -2, 1},
+      {"deconv k2 s2 64->32 64x64", {1, 64, 64, 64}, 32, 2, -2, 1},
+      {"deconv k2 s2 256->128 16x16", {1, 256, 16, 16}, 128, 2, -2, 1},
+      {"3x3 32->16 256x256", {1, 32, 256, 256}, 16, 3, 1, 1},
+      {"3x3 16->16 256x256", {1, 16, 256, 256}, 16, 3, 1, 1},
   };
   const cost::MachinePeaks peaks = cost::measure_peaks(num_threads());
   std::printf("[bench] peaks: %.0f GFLOP/s, %.1f GB/s\n", peaks.flops_per_second * 1e-9, peaks.bytes_per_second * 1e-9);

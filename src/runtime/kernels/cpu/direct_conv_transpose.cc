@@ -3,11 +3,14 @@
 // ax + sw c) receives the taps ky with (ay + ph - ky dh) divisible by sh,
 // from input row r + ty(ky), ty = (ay + ph - ky dh) / sh (and likewise for
 // columns), so phase (ay, ax) is a small conv of the input with those taps:
-// K = cin x its taps, each (ci, ky, kx) a B row that is the zero-padded
-// input plane shifted by a constant. No column buffer (GEMM + col2im wrote
-// and read cout kh kw floats per input position) and no scattered adds.
-// Each phase's flat result is interleaved into the output (stride sw), then
-// the epilogue runs per channel plane.
+// K = cin x its taps, each (ci, ky, kx) a B row that is the (zero-padded
+// where a tap reaches outside) input plane shifted by a constant. No column
+// buffer (GEMM + col2im wrote and read cout kh kw floats per input
+// position) and no scattered adds.
+// Work is split into tasks of phase rows (and output channels where rows
+// are few): a task multiplies every phase for its rows into a scratch
+// buffer that stays in cache, interleaves the phases into the output rows
+// (two column phases as vector shuffles) and runs the epilogue on them.
 #include <algorithm>
 #include <cstring>
 #include <string>
@@ -16,6 +19,7 @@
 #include "runtime/kernels/cpu/direct_gemm.h"
 #include "runtime/kernels/cpu/direct_internal.h"
 #include "runtime/kernels/cpu/linear_epilogue.h"
+#include "runtime/kernels/cpu/simd.h"
 #include "support/parallel.h"
 
 namespace orchid::runtime::cpu::direct {
@@ -30,8 +34,20 @@ struct Phase {
   int64_t flat = 0;           // its flattened length: (rows - 1) QW + cols
   PackedWeights weights;      // [cout][cin x taps]
   std::vector<int64_t> tap_offset;  // per (ci, tap): the B row's start in the padded planes
-  std::vector<float> out;           // its GEMM's result, [cout][flat]
 };
+
+// out[2 j] = even[j], out[2 j + 1] = odd[j] for j < n.
+void interleave_pairs(const float* even, const float* odd, int64_t n, float* out) {
+  using simd::kLanes;
+  int64_t j = 0;
+  for (; j + kLanes <= n; j += kLanes) {
+    const simd::Vec a = simd::load(even + j), b = simd::load(odd + j);
+    simd::store(out + 2 * j, __builtin_shufflevector(a, b, 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23));
+    simd::store(out + 2 * j + kLanes,
+                __builtin_shufflevector(a, b, 8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31));
+  }
+  for (; j < n; ++j) out[2 * j] = even[j], out[2 * j + 1] = odd[j];
+}
 
 class ConvTransposeKernel : public Kernel {
  public:
@@ -53,16 +69,21 @@ class ConvTransposeKernel : public Kernel {
     const float* x = static_cast<const float*>(args.inputs[size_t(x_input_)]);
     float* y = static_cast<float*>(args.outputs[0]);
     epilogue_.bind(args);
-    padded_.resize(size_t(s_.cin * qh_ * qw_));
     const int64_t plane = s_.oh * s_.ow;
+    if (pads_) padded_.resize(size_t(s_.cin * qh_ * qw_));
     for (int64_t n = 0; n < s_.n; ++n) {
-      pad_planes(x + n * s_.cin * s_.ih * s_.iw, s_.cin, s_.ih, s_.iw, top_, left_, qh_, qw_, padded_.data());
-      for (Phase& phase : phases_) multiply(phase);
+      const float* planes = x + n * s_.cin * s_.ih * s_.iw;
+      if (pads_) {
+        pad_planes(planes, s_.cin, s_.ih, s_.iw, top_, left_, qh_, qw_, padded_.data());
+        planes = padded_.data();
+      }
       float* yn = y + n * s_.cout * plane;
-      parallel_for(s_.cout, std::max<int64_t>(1, 16384 / std::max<int64_t>(1, plane)), [&](int64_t begin, int64_t end) {
-        for (int64_t c = begin; c < end; ++c) {
-          for (const Phase& phase : phases_) interleave(phase, c, yn + c * plane);
-          epilogue_.apply(yn + c * plane, (n * s_.cout + c) * plane, c, plane);
+      parallel_for(row_tasks_ * channel_tasks_, 1, [&](int64_t begin, int64_t end) {
+        for (int64_t task = begin; task < end; ++task) {
+          const int64_t r0 = task / channel_tasks_ * task_rows_;
+          const int64_t c0 = task % channel_tasks_ * task_channels_;
+          run_task(planes, r0, std::min(r0 + task_rows_, phases_[0].rows), c0,
+                   std::min(c0 + task_channels_, s_.cout), n, yn);
         }
       });
     }
@@ -105,6 +126,7 @@ class ConvTransposeKernel : public Kernel {
     top_ = top, left_ = left;
     qh_ = s_.ih + top + bottom;
     qw_ = s_.iw + left + right;
+    pads_ = qh_ != s_.ih || qw_ != s_.iw;
     for (size_t i = 0; i < phases_.size(); ++i) {
       Phase& phase = phases_[i];
       const auto& [ty, tx] = phase_taps[i];
@@ -127,38 +149,76 @@ class ConvTransposeKernel : public Kernel {
         }
       }
       phase.weights = PackedWeights(a.data(), s_.cout, depth);
-      phase.out.resize(size_t(s_.cout * phase.flat));
+    }
+    plan_tasks();
+  }
+
+  // Tasks of task_rows_ phase rows (about 256 GEMM columns, at most ~256 KB
+  // of scratch) by task_channels_ output channels (a multiple of the weights'
+  // row block), at least 8 of them where the work allows, to share among threads.
+  void plan_tasks() {
+    const int64_t rows = phases_[0].rows;  // phase (0, 0) has the most
+    const int64_t row_bytes = int64_t(phases_.size()) * s_.cout * qw_ * 4;
+    int64_t task_rows = std::clamp<int64_t>((256 + qw_ - 1) / qw_, 1, rows);
+    task_rows = std::min(task_rows, std::max<int64_t>(1, (256 << 10) / row_bytes));
+    row_tasks_ = (rows + task_rows - 1) / task_rows;
+    const int64_t block = phases_[0].weights.block_rows();
+    const int64_t blocks = (s_.cout + block - 1) / block;
+    const int64_t channel_tasks = std::clamp<int64_t>((8 + row_tasks_ - 1) / row_tasks_, 1, blocks);
+    if (channel_tasks * row_tasks_ < 8) row_tasks_ = std::min(rows, (8 + channel_tasks - 1) / channel_tasks);
+    task_rows_ = (rows + row_tasks_ - 1) / row_tasks_;
+    row_tasks_ = (rows + task_rows_ - 1) / task_rows_;
+    task_channels_ = (blocks + channel_tasks - 1) / channel_tasks * block;
+    channel_tasks_ = (s_.cout + task_channels_ - 1) / task_channels_;
+  }
+
+  // Phase rows [r0, r1) of output channels [c0, c1): every phase's GEMM into
+  // scratch, the phases interleaved into the output rows, the epilogue.
+  void run_task(const float* planes, int64_t r0, int64_t r1, int64_t c0, int64_t c1, int64_t n, float* yn) const {
+    thread_local std::vector<float> scratch;
+    thread_local std::vector<const float*> rows;
+    const int64_t ld = task_rows_ * qw_;  // one channel's rows of one phase in scratch
+    scratch.resize(phases_.size() * size_t(s_.cout * ld));
+    for (size_t i = 0; i < phases_.size(); ++i) {
+      const Phase& phase = phases_[i];
+      if (r0 >= phase.rows) continue;
+      const int64_t cols = (std::min(r1, phase.rows) - r0 - 1) * qw_ + phase.cols;
+      rows.resize(phase.tap_offset.size());
+      for (size_t k = 0; k < rows.size(); ++k) rows[k] = planes + phase.tap_offset[k] + r0 * qw_;
+      phase.weights.multiply(rows.data(), cols, scratch.data() + i * s_.cout * ld, ld, c0, c1, epilogue_.biases());
+    }
+    const int64_t plane = s_.oh * s_.ow;
+    const int64_t oy0 = r0 * s_.sh, oy1 = std::min(s_.oh, r1 * s_.sh);
+    for (int64_t c = c0; c < c1; ++c) {
+      float* yc = yn + c * plane;
+      for (int64_t oy = oy0; oy < oy1; ++oy) {
+        const int64_t ay = oy % s_.sh, r = oy / s_.sh;
+        interleave_row(scratch.data(), ld, c, ay, r - r0, yc + oy * s_.ow);
+      }
+      epilogue_.apply(yc + oy0 * s_.ow, (n * s_.cout + c) * plane + oy0 * s_.ow, c, (oy1 - oy0) * s_.ow);
     }
   }
 
-  // The phase's GEMM over column panels of its flattened output.
-  void multiply(Phase& phase) {
-    float* out = phase.out.data();
-    const int64_t panels = (phase.flat + kCols - 1) / kCols;
-    const int64_t grain = std::max<int64_t>(1, 65536 / std::max<int64_t>(1, kCols * s_.cout * phase.weights.depth()));
-    parallel_for(panels, grain, [&](int64_t begin, int64_t end) {
-      thread_local std::vector<const float*> rows;
-      rows.resize(phase.tap_offset.size());
-      for (int64_t panel = begin; panel < end; ++panel) {
-        const int64_t j = panel * kCols;
-        for (size_t k = 0; k < rows.size(); ++k) rows[k] = padded_.data() + phase.tap_offset[k] + j;
-        phase.weights.multiply(rows.data(), std::min(kCols, phase.flat - j), out + j, phase.flat, 0, s_.cout,
-                               epilogue_.biases());
-      }
-    });
-  }
+  int64_t column_phases() const { return std::min(s_.sw, s_.ow); }
 
-  // The phase's outputs of channel c into its places of the output plane.
-  void interleave(const Phase& phase, int64_t c, float* out) const {
-    const float* src = phase.out.data() + c * phase.flat;
-    for (int64_t r = 0; r < phase.rows; ++r) {
-      float* row = out + (phase.ay + r * s_.sh) * s_.ow + phase.ax;
-      const float* from = src + r * qw_;
-      if (s_.sw == 1) {
-        std::memcpy(row, from, size_t(phase.cols) * 4);
-      } else {
-        for (int64_t col = 0; col < phase.cols; ++col) row[col * s_.sw] = from[col];
-      }
+  // Output row r of phase row ay (row `r` of the task's scratch) of channel
+  // c: its column phases interleaved.
+  void interleave_row(const float* scratch, int64_t ld, int64_t c, int64_t ay, int64_t r, float* out) const {
+    const int64_t count = column_phases();
+    auto src = [&](int64_t ax) { return scratch + (size_t(ay * count + ax) * s_.cout + c) * ld + r * qw_; };
+    if (count == 1) {
+      std::memcpy(out, src(0), size_t(s_.ow) * 4);
+      return;
+    }
+    if (count == 2) {
+      const int64_t cols1 = phases_[size_t(ay * count + 1)].cols;
+      interleave_pairs(src(0), src(1), cols1, out);
+      if (phases_[size_t(ay * count)].cols > cols1) out[2 * cols1] = src(0)[cols1];
+      return;
+    }
+    for (int64_t ax = 0; ax < count; ++ax) {
+      const float* from = src(ax);
+      for (int64_t col = 0, cols = phases_[size_t(ay * count + ax)].cols; col < cols; ++col) out[ax + col * s_.sw] = from[col];
     }
   }
 
@@ -167,7 +227,9 @@ class ConvTransposeKernel : public Kernel {
   int x_input_ = -1;
   std::vector<Phase> phases_;
   int64_t qh_ = 0, qw_ = 0, top_ = 0, left_ = 0;
+  bool pads_ = false;  // whether a tap reaches outside the input plane
   std::vector<float> padded_;
+  int64_t task_rows_ = 1, row_tasks_ = 1, task_channels_ = kRows, channel_tasks_ = 1;
 };
 
 }  // namespace

@@ -4,9 +4,11 @@
 // shifted, padded plane for an implicit GEMM).
 //
 // The tile is kRows rows of C by kCols columns (kRows x 4 vectors of
-// accumulators); A is packed per block of kRows rows as [K][kRows], so each
-// step of the sum broadcasts kRows consecutive weights and loads 4 vectors
-// of one B row.
+// accumulators), or 8 rows by 32 columns (8 x 2 vectors) where C's rows
+// fill 8-row blocks with clearly less padding (16, 32 or 56 channels, say:
+// 6-row blocks would compute 18, 36 or 60). A is packed per block of rows
+// as [K][block rows], so each step of the sum broadcasts a block's
+// consecutive weights and loads the tile's vectors of one B row.
 #pragma once
 
 #include <cstdint>
@@ -24,21 +26,27 @@ class PackedWeights {
   PackedWeights(const float* a, int64_t m, int64_t k);
   int64_t rows() const { return m_; }
   int64_t depth() const { return k_; }
+  // Rows per packed block: 6 (kRows) or 8.
+  int64_t block_rows() const { return block_; }
 
-  // C's rows [m0, m1) (m0 a multiple of kRows) at columns [0, cols) of
+  // C's rows [m0, m1) (m0 a multiple of block_rows()) at columns [0, cols) of
   // `c` (rows ldc apart): bias[m] + sum_k A[m][k] b[k][j].
   void multiply(const float* const* b, int64_t cols, float* c, int64_t ldc, int64_t m0, int64_t m1,
                 const float* bias) const;
 
  private:
-  template <int V>
+  template <int R>
+  void multiply_block(const float* a, const float* const* b, int64_t cols, float* c, int64_t ldc, int64_t rows,
+                      const float* bias) const;
+  template <int R, int V>
   void tile(const float* a, const float* const* b, int64_t j, float* c, int64_t ldc, int64_t rows,
             const float* bias) const;
+  template <int R>
   void tail(const float* a, const float* const* b, int64_t j, int64_t cols, float* c, int64_t ldc, int64_t rows,
             const float* bias) const;
 
   std::vector<float> packed_;
-  int64_t m_ = 0, k_ = 0;
+  int64_t m_ = 0, k_ = 0, block_ = kRows;
 };
 
 // The B rows of an implicit GEMM: padded[c][r][col] = x[c][r - top][col -
@@ -46,5 +54,10 @@ class PackedWeights {
 // qh x qw (qh >= ih + top, qw >= iw + left); in parallel over channels.
 void pad_planes(const float* x, int64_t channels, int64_t ih, int64_t iw, int64_t top, int64_t left, int64_t qh,
                 int64_t qw, float* padded);
+
+// Rows [r0, r0 + rows) of those padded planes, for `channels` planes, one
+// after another (rows x qw floats each), on the calling thread.
+void pad_rows(const float* x, int64_t channels, int64_t ih, int64_t iw, int64_t top, int64_t left, int64_t qw,
+              int64_t r0, int64_t rows, float* padded);
 
 }  // namespace orchid::runtime::cpu::direct

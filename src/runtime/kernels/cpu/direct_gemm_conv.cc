@@ -93,11 +93,13 @@ class PointwiseConvKernel : public Kernel {
 
 // Dense (or grouped: one GEMM per group), stride 1: the implicit GEMM over
 // the padded plane (see the top).
-// Per batch item: the padded planes (in parallel over channels), then the
-// GEMM in parallel: for wide outputs row by row, each output row one GEMM
-// of ow columns written in place (its B rows start at oy QW); for narrow
-// ones over column panels of the flattened output, whose rows are then
-// copied out (a row of 28 would waste most of a 64-column tile).
+// Wide outputs go by bands of output rows: a task pads the input rows its
+// band reads (all channels, a few hundred KB that stay in cache) and runs
+// each output row as one GEMM of ow columns written in place (its B rows
+// start at its row of the band). Narrow ones pad whole planes (in parallel
+// over channels), then run the GEMM over column panels of the flattened
+// output, whose rows are then copied out (a row of 28 would waste most of a
+// 64-column tile).
 class DenseConvKernel : public Kernel {
  public:
   DenseConvKernel(const Graph& graph, const KernelGroup& group, const LinearSpec& spec, const ConvShape& s)
@@ -111,10 +113,8 @@ class DenseConvKernel : public Kernel {
     qw_ = s_.ow + (s_.kw - 1) * s_.dw;
     qh_ = s_.oh + (s_.kh - 1) * s_.dh;
     flat_ = (s_.oh - 1) * qw_ + s_.ow;
-    for (int64_t ci = 0; ci < s_.cin; ++ci) {
-      for (int64_t ky = 0; ky < s_.kh; ++ky) {
-        for (int64_t kx = 0; kx < s_.kw; ++kx) tap_offset_.push_back(ci * qh_ * qw_ + ky * s_.dh * qw_ + kx * s_.dw);
-      }
+    for (int64_t ky = 0; ky < s_.kh; ++ky) {
+      for (int64_t kx = 0; kx < s_.kw; ++kx) tap_offset_.push_back(ky * s_.dh * qw_ + kx * s_.dw);
     }
   }
 
@@ -122,14 +122,16 @@ class DenseConvKernel : public Kernel {
     const float* x = static_cast<const float*>(args.inputs[size_t(x_input_)]);
     float* y = static_cast<float*>(args.outputs[0]);
     epilogue_.bind(args);
-    padded_.resize(size_t(s_.cin * qh_ * qw_));
     const int64_t plane = s_.oh * s_.ow;
+    const bool wide = s_.ow >= kWideRow && s_.ow % 16 == 0;
+    if (!wide) padded_.resize(size_t(s_.cin * qh_ * qw_));
     for (int64_t n = 0; n < s_.n; ++n) {
-      pad_planes(x + n * s_.cin * s_.ih * s_.iw, s_.cin, s_.ih, s_.iw, s_.ph, s_.pw, qh_, qw_, padded_.data());
-      if (s_.ow >= kWideRow && s_.ow % 16 == 0) {
-        by_rows(y + n * s_.cout * plane, n * s_.cout * plane);
+      const float* xn = x + n * s_.cin * s_.ih * s_.iw;
+      if (wide) {
+        by_bands(xn, y + n * s_.cout * plane, n * s_.cout * plane);
         continue;
       }
+      pad_planes(xn, s_.cin, s_.ih, s_.iw, s_.ph, s_.pw, qh_, qw_, padded_.data());
       flat_out_.resize(size_t(s_.cout * flat_));
       const int64_t panels = (flat_ + kCols - 1) / kCols;
       const int64_t grain = std::max<int64_t>(1, 65536 / std::max<int64_t>(1, kCols * s_.cout * depth_));
@@ -163,27 +165,46 @@ class DenseConvKernel : public Kernel {
   static constexpr int64_t kWideRow = 64;
 
   // Every group's GEMM for `cols` columns into c (rows ldc apart), its B
-  // rows the padded planes from `shift` on.
-  void multiply(int64_t shift, int64_t cols, float* c, int64_t ldc) const {
+  // rows the padded planes `planes` (QH' rows each, QH' = qh_ for whole
+  // planes) from `shift` on.
+  void multiply(const float* planes, int64_t plane_rows, int64_t shift, int64_t cols, float* c, int64_t ldc) const {
     thread_local std::vector<const float*> rows;
     rows.resize(size_t(depth_));
     const int64_t cout_g = s_.cout / s_.groups;
+    const int64_t per_channel = s_.kh * s_.kw;
     for (int64_t g = 0; g < s_.groups; ++g) {
-      for (int64_t k = 0; k < depth_; ++k) rows[size_t(k)] = padded_.data() + tap_offset_[size_t(g * depth_ + k)] + shift;
+      for (int64_t k = 0; k < depth_; ++k) {
+        const int64_t tap = g * depth_ + k;
+        rows[size_t(k)] = planes + tap / per_channel * plane_rows * qw_ + tap_offset_[size_t(tap % per_channel)] + shift;
+      }
       weights_[size_t(g)].multiply(rows.data(), cols, c + g * cout_g * ldc, ldc, 0, cout_g,
                                    epilogue_.biases() + g * cout_g);
     }
   }
+  void multiply(int64_t shift, int64_t cols, float* c, int64_t ldc) const {
+    multiply(padded_.data(), qh_, shift, cols, c, ldc);
+  }
 
-  // Each output row a GEMM of ow columns into place, then its epilogue.
-  void by_rows(float* yn, int64_t offset) {
+  // Bands of output rows: each pads the input rows it reads into a buffer of
+  // about 512 KB, then runs each of its output rows as a GEMM into place,
+  // then the epilogue.
+  void by_bands(const float* x, float* yn, int64_t offset) const {
     const int64_t plane = s_.oh * s_.ow;
-    const int64_t grain = std::max<int64_t>(1, 65536 / std::max<int64_t>(1, s_.ow * s_.cout * depth_));
-    parallel_for(s_.oh, grain, [&](int64_t begin, int64_t end) {
-      for (int64_t oy = begin; oy < end; ++oy) {
-        multiply(oy * qw_, s_.ow, yn + oy * s_.ow, plane);
-        for (int64_t c = 0; c < s_.cout; ++c) {
-          epilogue_.apply(yn + c * plane + oy * s_.ow, offset + c * plane + oy * s_.ow, c, s_.ow);
+    const int64_t reach = (s_.kh - 1) * s_.dh;  // the extra input rows a band reads
+    const int64_t fit = (512 << 10) / (s_.cin * qw_ * 4) - reach;
+    const int64_t band = std::clamp<int64_t>(fit, 1, std::max<int64_t>(1, (s_.oh + 7) / 8));
+    parallel_for((s_.oh + band - 1) / band, 1, [&](int64_t begin, int64_t end) {
+      thread_local std::vector<float> padded;
+      for (int64_t task = begin; task < end; ++task) {
+        const int64_t oy0 = task * band, oy1 = std::min(s_.oh, oy0 + band);
+        const int64_t rows = oy1 - oy0 + reach;
+        padded.resize(size_t(s_.cin * rows * qw_));
+        pad_rows(x, s_.cin, s_.ih, s_.iw, s_.ph, s_.pw, qw_, oy0, rows, padded.data());
+        for (int64_t oy = oy0; oy < oy1; ++oy) {
+          multiply(padded.data(), rows, (oy - oy0) * qw_, s_.ow, yn + oy * s_.ow, plane);
+          for (int64_t c = 0; c < s_.cout; ++c) {
+            epilogue_.apply(yn + c * plane + oy * s_.ow, offset + c * plane + oy * s_.ow, c, s_.ow);
+          }
         }
       }
     });
@@ -195,7 +216,7 @@ class DenseConvKernel : public Kernel {
   std::vector<PackedWeights> weights_;  // per group
   int64_t depth_ = 0;                   // a group's sum: cin_g kh kw terms
   int64_t qh_ = 0, qw_ = 0, flat_ = 0;  // the padded plane; the flat output's length
-  std::vector<int64_t> tap_offset_;     // per (ci, ky, kx): where its B row starts in padded_
+  std::vector<int64_t> tap_offset_;     // per (ky, kx): where its B row starts in a padded plane
   std::vector<float> padded_, flat_out_;
 };
 
