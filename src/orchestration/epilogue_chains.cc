@@ -34,10 +34,33 @@ std::optional<std::vector<size_t>> EpilogueChains::silu_after(ValueId value) con
   return std::vector<size_t>{a, b};
 }
 
-// The nodes that would extend a chain ending in `value`: SiLU's pair, or the
-// sole reader when it has one output.
+// HardSwish after `value`, as fission writes it: x * Min(Max(x / 6 + 0.5,
+// 0), 1), the Div, Add, Max, Min and Mul nodes when `value` is read by
+// exactly the Div and the Mul and each gate step only by the next. (Which
+// constants they use is the kernel's to check: accepts turns others down.)
+std::optional<std::vector<size_t>> EpilogueChains::hard_swish_after(ValueId value) const {
+  if (value == kNoValue || graph_output_[size_t(value)] || consumers_[size_t(value)].size() != 2) return std::nullopt;
+  auto [div, mul] = std::pair(consumers_[size_t(value)][0], consumers_[size_t(value)][1]);
+  if (graph_.nodes()[div].op != "Div") std::swap(div, mul);
+  if (graph_.nodes()[div].op != "Div" || graph_.nodes()[mul].op != "Mul") return std::nullopt;
+  std::vector<size_t> nodes = {div};
+  for (const char* op : {"Add", "Max", "Min"}) {
+    const Node& last = graph_.nodes()[nodes.back()];
+    std::optional<size_t> next = last.outputs.size() == 1 ? sole_consumer(last.outputs[0]) : std::nullopt;
+    if (!next || graph_.nodes()[*next].op != op) return std::nullopt;
+    nodes.push_back(*next);
+  }
+  const Node& min = graph_.nodes()[nodes.back()];
+  if (min.outputs.size() != 1 || sole_consumer(min.outputs[0]) != mul) return std::nullopt;
+  nodes.push_back(mul);
+  return nodes;
+}
+
+// The nodes that would extend a chain ending in `value`: SiLU's pair,
+// HardSwish's five nodes, or the sole reader when it has one output.
 std::optional<std::vector<size_t>> EpilogueChains::next_epilogue(ValueId value) const {
   if (std::optional<std::vector<size_t>> silu = silu_after(value)) return silu;
+  if (std::optional<std::vector<size_t>> hard_swish = hard_swish_after(value)) return hard_swish;
   std::optional<size_t> next = sole_consumer(value);
   if (!next || graph_.nodes()[*next].outputs.size() != 1) return std::nullopt;
   return std::vector<size_t>{*next};

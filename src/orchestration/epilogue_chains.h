@@ -1,7 +1,7 @@
 // The epilogue chain of a linear primitive: the nodes after it that a oneDNN
 // kernel can compute as post-ops. The chain grows one step at a time along
 // sole readers (a value read by one node only, and not a graph output), or by
-// SiLU's Sigmoid + Mul pair, so the kernel writes only its last value and can
+// SiLU's Sigmoid + Mul pair or HardSwish's five nodes, so the kernel writes only its last value and can
 // run at its last node's place. Shared by the baseline plan (the longest
 // chain) and candidate enumeration (every prefix).
 #pragma once
@@ -26,6 +26,7 @@ class EpilogueChains {
  private:
   std::optional<std::vector<size_t>> next_epilogue(ValueId value) const;
   std::optional<std::vector<size_t>> silu_after(ValueId value) const;
+  std::optional<std::vector<size_t>> hard_swish_after(ValueId value) const;
   std::optional<size_t> sole_consumer(ValueId value) const;
 
   const Graph& graph_;

@@ -63,6 +63,10 @@ ValueId add_epilogue(GraphBuilder& b, ValueId v, int kind, int64_t channels, con
       return b.op("Min", {b.op("Max", {b.op("Add", {v, b.input("r", out)}), b.scalar(-1.f)}), b.scalar(1.5f)});
     case 4:  // a per-channel scale after an activation (a binary post-op of constants)
       return b.op("Mul", {b.op("Tanh", {v}), b.constant({channels, 1, 1})});
+    case 5: {  // HardSwish (fission's five nodes)
+      ValueId gate = b.op("Add", {b.op("Div", {v, b.scalar(6.f)}), b.scalar(0.5f)});
+      return b.op("Mul", {v, b.op("Min", {b.op("Max", {gate, b.scalar(0.f)}), b.scalar(1.f)})});
+    }
     default:
       return v;
   }
@@ -94,7 +98,7 @@ TEST(DirectConv, DepthwiseRandomShapes) {
     if (bias) inputs.push_back(b.constant({c * mult}));
     ValueId v = b.op("Conv", inputs,
                      attrs({{"group", c}, {"strides", s}, {"dilations", d}, {"pads", p}, {"kernel_shape", k}}));
-    Graph g = b.finish(add_epilogue(b, v, trial % 5, c * mult, out));
+    Graph g = b.finish(add_epilogue(b, v, trial % 6, c * mult, out));
     expect_direct(g, "direct depthwise conv");
   }
 }
@@ -112,7 +116,7 @@ TEST(DirectConv, PointwiseRandomShapes) {
     std::vector<ValueId> inputs = {b.input("x", x), b.constant({m, c, 1, 1})};
     if (trial % 2) inputs.push_back(b.constant({m}));
     ValueId v = b.op("Conv", inputs);
-    Graph g = b.finish(add_epilogue(b, v, trial % 5, m, out));
+    Graph g = b.finish(add_epilogue(b, v, trial % 6, m, out));
     expect_direct(g, "direct pointwise conv");
   }
 }
@@ -155,7 +159,7 @@ TEST(DirectConv, DenseRandomShapes) {
     if (trial % 2) inputs.push_back(b.constant({m}));
     ValueId v =
         b.op("Conv", inputs, attrs({{"group", groups}, {"dilations", d}, {"pads", p}, {"kernel_shape", k}}));
-    Graph g = b.finish(add_epilogue(b, v, trial % 5, m, out));
+    Graph g = b.finish(add_epilogue(b, v, trial % 6, m, out));
     // One input channel per group is depthwise.
     expect_direct(g, c == groups && groups > 1 ? "direct depthwise conv" : "direct conv (implicit GEMM)");
   }
@@ -182,7 +186,7 @@ TEST(DirectConv, ConvTransposeRandomShapes) {
     if (trial % 2) inputs.push_back(b.constant({m}));
     ValueId v = b.op("ConvTranspose", inputs,
                      attrs({{"strides", s}, {"dilations", d}, {"pads", p}, {"output_padding", op}, {"kernel_shape", k}}));
-    Graph g = b.finish(add_epilogue(b, v, trial % 5, m, out));
+    Graph g = b.finish(add_epilogue(b, v, trial % 6, m, out));
     expect_direct(g, "direct deconv (phases)");
   }
   // U-Net's 2x2 stride-2 up-sampling: no padding (the input read in place), several channel blocks, rows

@@ -368,6 +368,33 @@ TEST(LinearKernel, ConvSiluIsOneSwishGroup) {
   }
 }
 
+// HardSwish as fission writes it, x * Min(Max(x / 6 + 0.5, 0), 1) (constants on either side where the op
+// commutes): one group of the six nodes, computed as a hardswish post-op; with another constant it is not
+// HardSwish, and the chain stops at the Conv.
+TEST(LinearKernel, ConvHardSwishIsOneGroup) {
+  for (int form = 0; form < 3; ++form) {
+    Builder b;
+    ValueId x = b.input("x", {1, 4, 9, 9});
+    ValueId c = b.op("Conv", {x, b.constant({8, 4, 3, 3}), b.constant({8})}, pad1());
+    ValueId gate = b.op("Div", {c, b.scalar(6.f)});
+    gate = form == 1 ? b.op("Add", {b.scalar(0.5f), gate}) : b.op("Add", {gate, b.scalar(form == 2 ? 0.25f : 0.5f)});
+    gate = b.op("Min", {b.op("Max", {gate, b.scalar(0.f)}), b.scalar(1.f, {1, 1, 1, 1})});
+    ValueId y = form == 1 ? b.op("Mul", {gate, c}) : b.op("Mul", {c, gate});
+    Graph g = b.finish(b.op("Relu", {y}));
+    std::vector<KernelGroup> plan = orchestration::plan_baseline(g);
+    std::vector<std::vector<size_t>> groups;
+    for (const KernelGroup& group : plan) groups.push_back(group.nodes);
+    std::vector<std::string> impl = expect_runtime_matches(g, uniform_feeds(g, 2), groups);
+    if (form == 2) {
+      EXPECT_GT(plan.size(), 1u);
+      continue;
+    }
+    ASSERT_EQ(plan.size(), 1u);
+    EXPECT_EQ(plan[0].nodes.size(), 7u);
+    EXPECT_EQ(impl[0].rfind("onednn conv (", 0), 0u) << impl[0];
+  }
+}
+
 // A Sigmoid whose output is read elsewhere too is not SiLU: no fusion.
 TEST(LinearKernel, SigmoidReadTwiceIsNotSilu) {
   Builder b;

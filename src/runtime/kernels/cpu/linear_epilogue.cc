@@ -73,6 +73,7 @@ bool epilogue_supported(const Epilogue& e) {
     case algorithm::eltwise_linear:
     case algorithm::eltwise_clip:
     case algorithm::eltwise_swish:
+    case algorithm::eltwise_hardswish:
     case algorithm::eltwise_abs:
     case algorithm::eltwise_sqrt:
     case algorithm::eltwise_exp:
@@ -109,6 +110,9 @@ void apply_eltwise(const Epilogue& e, float* y, int64_t n) {
       break;
     case algorithm::eltwise_swish:
       for (int64_t i = 0; i < n; ++i) y[i] = y[i] * fast_math::sigmoid(a * y[i]);
+      break;
+    case algorithm::eltwise_hardswish:  // as fission's nodes compute it
+      for (int64_t i = 0; i < n; ++i) y[i] = y[i] * std::min(std::max(y[i] / 6.f + 0.5f, 0.f), 1.f);
       break;
     case algorithm::eltwise_abs:
       for (int64_t i = 0; i < n; ++i) y[i] = std::fabs(y[i]);

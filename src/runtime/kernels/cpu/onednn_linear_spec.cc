@@ -324,6 +324,49 @@ bool is_swish_pair(const Node& sigmoid, const Node& mul, ValueId current) {
   return (mul.inputs[0] == current && mul.inputs[1] == s) || (mul.inputs[0] == s && mul.inputs[1] == current);
 }
 
+// Whether `node` is `op` of `x` (first, or either side when `either_side`)
+// and a constant whose every element is `value`, of x's type.
+bool is_op_with_scalar(const Graph& graph, const Node& node, const char* op, ValueId x, float value,
+                       bool either_side) {
+  if (node.op != op || !node.domain.empty() || node.inputs.size() != 2 || node.outputs.size() != 1) return false;
+  if (node.outputs[0] == kNoValue || graph.type(node.outputs[0]) != graph.type(x)) return false;
+  ValueId other = node.inputs[1];
+  if (node.inputs[0] != x) {
+    if (!either_side || node.inputs[1] != x) return false;
+    other = node.inputs[0];
+  }
+  if (other == kNoValue || !graph.value(other).is_constant()) return false;
+  const std::vector<float> values = constant_values(*graph.value(other).constant);
+  return !values.empty() && std::all_of(values.begin(), values.end(), [&](float v) { return v == value; });
+}
+
+// HardSwish as fission writes it (elementwise_rules.cc), x * Min(Max(x / 6 +
+// 0.5, 0), 1), in nodes[0..5) with x = `current`: one oneDNN hardswish
+// post-op computes all five (x * ReLU6(x + 3) / 6, equal in real arithmetic).
+bool is_hard_swish(const Graph& graph, const std::vector<const Node*>& nodes, ValueId current) {
+  if (nodes.size() < 5) return false;
+  ValueId gate = current;
+  const std::pair<const char*, float> steps[] = {{"Div", 6.f}, {"Add", 0.5f}, {"Max", 0.f}, {"Min", 1.f}};
+  for (size_t i = 0; i < 4; ++i) {
+    if (!is_op_with_scalar(graph, *nodes[i], steps[i].first, gate, steps[i].second, i > 0)) return false;
+    gate = nodes[i]->outputs[0];
+  }
+  const Node& mul = *nodes[4];
+  if (mul.op != "Mul" || !mul.domain.empty() || mul.inputs.size() != 2 || mul.outputs.size() != 1) return false;
+  return (mul.inputs[0] == current && mul.inputs[1] == gate) || (mul.inputs[0] == gate && mul.inputs[1] == current);
+}
+
+// Whether one of the group's first `count` nodes computes `value` (a binary
+// post-op reads a tensor from outside the kernel only).
+bool computed_before(const Graph& graph, const KernelGroup& group, size_t count, ValueId value) {
+  if (value == kNoValue) return false;
+  for (size_t i = 0; i < count; ++i) {
+    const std::vector<ValueId>& outputs = graph.nodes().at(group.nodes[i]).outputs;
+    if (std::find(outputs.begin(), outputs.end(), value) != outputs.end()) return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 std::optional<LinearSpec> analyze_group(const Graph& graph, const KernelGroup& group) {
@@ -343,8 +386,18 @@ std::optional<LinearSpec> analyze_group(const Graph& graph, const KernelGroup& g
       current = graph.nodes().at(group.nodes[++i]).outputs[0];
       continue;
     }
+    std::vector<const Node*> rest;
+    for (size_t j = i; j < std::min(group.nodes.size(), i + 5); ++j) rest.push_back(&graph.nodes().at(group.nodes[j]));
+    if (is_hard_swish(graph, rest, current)) {
+      Epilogue hard_swish{EpilogueKind::Eltwise, dnnl::algorithm::eltwise_hardswish, 0.f, 0.f, {}, {}, kNoValue};
+      if (!append_epilogue(spec.epilogues, std::move(hard_swish))) return std::nullopt;
+      bias_allowed = false;
+      current = rest.back()->outputs[0];
+      i += 4;
+      continue;
+    }
     std::optional<Epilogue> epilogue = analyze_epilogue(graph, spec.anchor, current, node, bias_allowed);
-    if (!epilogue) return std::nullopt;
+    if (!epilogue || computed_before(graph, group, i, epilogue->tensor)) return std::nullopt;
     bias_allowed = bias_allowed && epilogue->kind == EpilogueKind::Bias;
     if (!append_epilogue(spec.epilogues, std::move(*epilogue))) return std::nullopt;
     current = node.outputs[0];
