@@ -7,6 +7,7 @@
 #include "codegen/cpu/compiler.h"
 #include "codegen/cpu/emitter.h"
 #include "orchestration/epilogue_chains.h"
+#include "runtime/kernels/cpu/attention_kernel.h"
 #include "runtime/kernels/cpu/registry.h"
 
 namespace orchid::orchestration {
@@ -187,6 +188,7 @@ class Enumerator {
     const size_t first = out_.candidates.size();
     add_singletons(begin, end, part);
     add_linear_chains(begin, end, part);
+    add_attention(begin, end, part);
     if (sets) {
       for (const std::vector<size_t>& set : *sets) add_generated(set, part);
     }
@@ -231,6 +233,24 @@ class Enumerator {
     }
   }
 
+  // Each attention (MatMul ... softmax ... MatMul) inside the part as one
+  // library kernel, beside the kernels its nodes have otherwise.
+  void add_attention(size_t begin, size_t end, size_t part) {
+    if (!rules_.attention) return;
+    for (size_t c = begin; c < end; ++c) {
+      for (size_t node : out_.clusters.members[c]) {
+        if (graph_.nodes()[node].op != "MatMul") continue;
+        std::optional<std::vector<size_t>> nodes = rules_.attention(graph_, node);
+        const auto inside = [&](size_t n) {
+          return out_.clusters.cluster_of[n] >= begin && out_.clusters.cluster_of[n] < end;
+        };
+        if (nodes && std::all_of(nodes->begin(), nodes->end(), inside)) {
+          out_.candidates.push_back({std::move(*nodes), CandidateKind::Library, part});
+        }
+      }
+    }
+  }
+
   // A linear group, once per implementation.
   void add_linear(const std::vector<size_t>& nodes, size_t part) {
     out_.candidates.push_back({nodes, CandidateKind::Linear, part});
@@ -272,7 +292,8 @@ CandidateRules cpu_candidate_rules() {
           },
           [](const Graph& graph, const runtime::KernelGroup& group) {
             return runtime::cpu::linear_variants(graph, group);
-          }};
+          },
+          [](const Graph& graph, size_t matmul) { return runtime::cpu::find_attention(graph, matmul); }};
 }
 
 CandidateSet enumerate_candidates(const Graph& graph, const CandidateRules& rules, const CandidateOptions& options) {

@@ -22,6 +22,7 @@
 
 #include <cstddef>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -66,6 +67,9 @@ struct CandidateRules {
   std::function<bool(const Graph&, const runtime::KernelGroup&)> linear_supported;
   // A linear group's implementations besides the default one.
   std::function<std::vector<std::string>(const Graph&, const runtime::KernelGroup&)> linear_variants = {};
+  // The nodes of an attention that starts with this MatMul node, computed by
+  // one library kernel (runtime/kernels/cpu/attention_kernel.h), if they form one.
+  std::function<std::optional<std::vector<size_t>>(const Graph&, size_t)> attention = {};
 };
 CandidateRules cpu_candidate_rules();
 

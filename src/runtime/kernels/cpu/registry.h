@@ -13,6 +13,9 @@
 
 namespace orchid::runtime::cpu {
 
+// Attention (attention_kernel.h): a group of exactly the nodes find_attention
+// returns.
+std::unique_ptr<Kernel> make_attention_kernel(const Graph& graph, const KernelGroup& group);
 // oneDNN: Conv, ConvTranspose and MatMul groups, with post-op epilogues;
 // the group's variant when it names one (then it must build).
 std::unique_ptr<Kernel> make_linear_kernel(const Graph& graph, const KernelGroup& group);

@@ -1,0 +1,333 @@
+#include "runtime/kernels/cpu/attention_kernel.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <string>
+
+#include "runtime/kernels/cpu/direct_gemm.h"
+#include "runtime/kernels/cpu/elementwise_math.h"
+#include "runtime/kernels/cpu/onednn_linear_spec.h"
+#include "runtime/kernels/cpu/registry.h"
+#include "runtime/kernels/cpu/simd.h"
+#include "support/error.h"
+#include "support/parallel.h"
+
+namespace orchid::runtime::cpu {
+
+namespace {
+
+// What the nodes compute: out = softmax(mask(scale * q k^T)) v over the last
+// axis, q [B..., Lq, d], K^T [B..., d, Lk], v [B..., Lk, dv], the same batch
+// dims B... everywhere.
+struct Attention {
+  std::vector<size_t> nodes;  // ascending
+  ValueId q = kNoValue, kt = kNoValue, v = kNoValue, out = kNoValue;
+  float scale = 1.f;
+  ValueId condition = kNoValue;  // Where(condition, fill, scores), or with the branches swapped
+  bool fill_where_true = true;
+  float fill = 0.f;
+  ValueId additive = kNoValue;  // Add(scores, mask)
+};
+
+bool is_float(const Graph& graph, ValueId id) { return id != kNoValue && graph.type(id).dtype == DType::Float32; }
+
+// The single value of a constant whose elements are all equal.
+std::optional<float> scalar_constant(const Graph& graph, ValueId id) {
+  if (id == kNoValue || !graph.value(id).is_constant()) return std::nullopt;
+  const std::vector<float> values = onednn::constant_values(*graph.value(id).constant);
+  if (values.empty() || std::any_of(values.begin(), values.end(), [&](float x) { return !(x == values[0]); })) {
+    return std::nullopt;
+  }
+  return values[0];
+}
+
+// A constant that broadcasts against scores [B..., Lq, Lk] along their last
+// two axes only (its other dims are 1).
+bool is_score_mask(const Graph& graph, ValueId id, const Shape& scores) {
+  if (id == kNoValue || !graph.value(id).is_constant()) return false;
+  const Shape& m = graph.type(id).shape;
+  if (m.size() > scores.size()) return false;
+  for (size_t i = 0; i < m.size(); ++i) {
+    const size_t axis = scores.size() - m.size() + i;
+    const bool trailing = axis + 2 >= scores.size();
+    if (m[i] != 1 && (!trailing || m[i] != scores[axis])) return false;
+  }
+  return true;
+}
+
+class Matcher {
+ public:
+  explicit Matcher(const Graph& graph) : graph_(graph), consumers_(graph.num_values()), output_(graph.num_values()) {
+    for (size_t i = 0; i < graph.nodes().size(); ++i) {
+      for (ValueId id : graph.nodes()[i].inputs) {
+        if (id != kNoValue) consumers_[size_t(id)].push_back(i);
+      }
+    }
+    for (ValueId id : graph.outputs()) output_[size_t(id)] = true;
+  }
+
+  std::optional<Attention> match(size_t first) {
+    a_ = Attention{};
+    const Node& m1 = graph_.nodes()[first];
+    if (!is_op(m1, "MatMul", 2) || !is_float(graph_, m1.inputs[0]) || !is_float(graph_, m1.inputs[1])) return std::nullopt;
+    const Shape& s = graph_.type(m1.outputs[0]).shape;
+    if (s.size() < 2) return std::nullopt;
+    a_.nodes = {first};
+    a_.q = m1.inputs[0];
+    a_.kt = m1.inputs[1];
+    ValueId x = m1.outputs[0];
+    x = take_scale(x);
+    x = take_mask(x, s);
+    std::optional<ValueId> p = take_softmax(x, s.size());
+    if (!p) return std::nullopt;
+    const std::optional<size_t> m2 = sole_consumer(*p);
+    if (!m2 || !is_op(graph_.nodes()[*m2], "MatMul", 2) || graph_.nodes()[*m2].inputs[0] != *p) return std::nullopt;
+    a_.v = graph_.nodes()[*m2].inputs[1];
+    a_.out = graph_.nodes()[*m2].outputs[0];
+    a_.nodes.push_back(*m2);
+    if (!shapes_agree(s)) return std::nullopt;
+    std::sort(a_.nodes.begin(), a_.nodes.end());
+    return a_;
+  }
+
+ private:
+  bool is_op(const Node& node, const char* op, size_t inputs) const {
+    return node.op == op && node.domain.empty() && node.inputs.size() == inputs && node.outputs.size() == 1 &&
+           node.outputs[0] != kNoValue;
+  }
+
+  // The node that reads `value` (once) as its only reader; not a graph output.
+  std::optional<size_t> sole_consumer(ValueId value) const {
+    if (output_[size_t(value)] || consumers_[size_t(value)].size() != 1) return std::nullopt;
+    return consumers_[size_t(value)][0];
+  }
+
+  // Mul by a scalar (either side) or Div by one.
+  ValueId take_scale(ValueId x) {
+    const std::optional<size_t> next = sole_consumer(x);
+    if (!next) return x;
+    const Node& n = graph_.nodes()[*next];
+    if (!is_op(n, n.op == "Div" ? "Div" : "Mul", 2) || graph_.type(n.outputs[0]) != graph_.type(x)) return x;
+    const bool first = n.inputs[0] == x;
+    if (n.op == "Div" && !first) return x;
+    const std::optional<float> c = scalar_constant(graph_, first ? n.inputs[1] : n.inputs[0]);
+    if (!c || (n.op == "Div" && *c == 0.f)) return x;
+    a_.scale = n.op == "Div" ? 1.f / *c : *c;  // x / c as x * (1 / c): within an ulp
+    a_.nodes.push_back(*next);
+    return n.outputs[0];
+  }
+
+  // Where(condition, fill, x) / Where(condition, x, fill) with a constant
+  // condition and a scalar fill, or Add(x, constant mask) either side.
+  ValueId take_mask(ValueId x, const Shape& scores) {
+    const std::optional<size_t> next = sole_consumer(x);
+    if (!next) return x;
+    const Node& n = graph_.nodes()[*next];
+    if (n.outputs.size() != 1 || n.outputs[0] == kNoValue || graph_.type(n.outputs[0]) != graph_.type(x)) return x;
+    if (is_op(n, "Where", 3) && (n.inputs[1] == x) != (n.inputs[2] == x)) {
+      const ValueId condition = n.inputs[0];
+      const std::optional<float> fill = scalar_constant(graph_, n.inputs[1] == x ? n.inputs[2] : n.inputs[1]);
+      if (!fill || graph_.type(condition).dtype != DType::Bool || !is_score_mask(graph_, condition, scores)) return x;
+      a_.condition = condition, a_.fill = *fill, a_.fill_where_true = n.inputs[2] == x;
+    } else if (is_op(n, "Add", 2) && (n.inputs[0] == x) != (n.inputs[1] == x)) {
+      const ValueId mask = n.inputs[0] == x ? n.inputs[1] : n.inputs[0];
+      if (!is_float(graph_, mask) || !is_score_mask(graph_, mask, scores)) return x;
+      a_.additive = mask;
+    } else {
+      return x;
+    }
+    a_.nodes.push_back(*next);
+    return n.outputs[0];
+  }
+
+  // Whether `axes` (a reduction's second input) is the last axis alone.
+  bool last_axis(const Node& reduce, size_t rank) const {
+    if (reduce.attrs.get_int("keepdims", 1) != 1 || reduce.inputs.size() != 2) return false;
+    const ValueId axes = reduce.inputs[1];
+    if (axes == kNoValue || !graph_.value(axes).is_constant() || graph_.type(axes).numel() != 1) return false;
+    const int64_t axis = int64_t(graph_.value(axes).constant->at_f64(0));
+    return axis == -1 || axis == int64_t(rank) - 1;
+  }
+
+  // Fission's softmax over the last axis: e = Exp(Sub(x, ReduceMax(x))),
+  // Div(e, ReduceSum(e)); the probabilities' value.
+  std::optional<ValueId> take_softmax(ValueId x, size_t rank) {
+    if (output_[size_t(x)] || consumers_[size_t(x)].size() != 2) return std::nullopt;
+    auto [max, sub] = std::pair(consumers_[size_t(x)][0], consumers_[size_t(x)][1]);
+    if (graph_.nodes()[max].op != "ReduceMax") std::swap(max, sub);
+    const Node& mx = graph_.nodes()[max];
+    const Node& sb = graph_.nodes()[sub];
+    if (mx.op != "ReduceMax" || !mx.domain.empty() || mx.outputs.size() != 1 || !last_axis(mx, rank)) return std::nullopt;
+    if (!is_op(sb, "Sub", 2) || sb.inputs[0] != x || sb.inputs[1] != mx.outputs[0] ||
+        sole_consumer(mx.outputs[0]) != sub) {
+      return std::nullopt;
+    }
+    const std::optional<size_t> exp = sole_consumer(sb.outputs[0]);
+    if (!exp || !is_op(graph_.nodes()[*exp], "Exp", 1)) return std::nullopt;
+    const ValueId e = graph_.nodes()[*exp].outputs[0];
+    if (output_[size_t(e)] || consumers_[size_t(e)].size() != 2) return std::nullopt;
+    auto [sum, div] = std::pair(consumers_[size_t(e)][0], consumers_[size_t(e)][1]);
+    if (graph_.nodes()[sum].op != "ReduceSum") std::swap(sum, div);
+    const Node& sm = graph_.nodes()[sum];
+    const Node& dv = graph_.nodes()[div];
+    if (sm.op != "ReduceSum" || !sm.domain.empty() || sm.outputs.size() != 1 || !last_axis(sm, rank)) return std::nullopt;
+    if (!is_op(dv, "Div", 2) || dv.inputs[0] != e || dv.inputs[1] != sm.outputs[0] ||
+        sole_consumer(sm.outputs[0]) != div) {
+      return std::nullopt;
+    }
+    a_.nodes.insert(a_.nodes.end(), {max, sub, *exp, sum, div});
+    return dv.outputs[0];
+  }
+
+  // q, k, v and the output with the same batch dims, the scores' sizes, float32.
+  bool shapes_agree(const Shape& scores) const {
+    const Shape &q = graph_.type(a_.q).shape, &k = graph_.type(a_.kt).shape, &v = graph_.type(a_.v).shape;
+    const Shape& out = graph_.type(a_.out).shape;
+    const size_t rank = scores.size();
+    if (q.size() != rank || k.size() != rank || v.size() != rank || out.size() != rank) return false;
+    if (!is_float(graph_, a_.v) || !is_float(graph_, a_.out)) return false;
+    for (size_t i = 0; i + 2 < rank; ++i) {
+      if (q[i] != scores[i] || k[i] != scores[i] || v[i] != scores[i] || out[i] != scores[i]) return false;
+    }
+    const int64_t lq = scores[rank - 2], lk = scores[rank - 1], d = q[rank - 1];
+    return q[rank - 2] == lq && k[rank - 1] == lk && k[rank - 2] == d && v[rank - 2] == lk && out[rank - 2] == lq &&
+           out[rank - 1] == v[rank - 1] && lq > 0 && lk > 0 && d > 0;
+  }
+
+  const Graph& graph_;
+  std::vector<std::vector<size_t>> consumers_;
+  std::vector<bool> output_;
+  Attention a_;
+};
+
+// Per batch item and block of query rows: S = q K^T, then per row the
+// scale, the mask, e = exp(s - max) and its sum, then O = e v / sum; both
+// products with the direct kernels' register-blocked GEMM (A, the block's q
+// or e, packed per task; dnnl_sgemm's call overhead was most of the time at
+// these sizes).
+class AttentionKernel : public Kernel {
+ public:
+  AttentionKernel(const Graph& graph, const KernelGroup& group, const Attention& a) : a_(a) {
+    const Shape& q = graph.type(a.q).shape;
+    const size_t rank = q.size();
+    batch_ = shape_numel(Shape(q.begin(), q.end() - 2));
+    lq_ = q[rank - 2], d_ = q[rank - 1];
+    lk_ = graph.type(a.v).shape[rank - 2], dv_ = graph.type(a.v).shape[rank - 1];
+    q_input_ = int(input_slot(group, a.q)), k_input_ = int(input_slot(group, a.kt)), v_input_ = int(input_slot(group, a.v));
+    if (a.condition != kNoValue) mask_from(graph, a.condition);
+    if (a.additive != kNoValue) mask_from(graph, a.additive);
+    zeros_.assign(size_t(kBlock), 0.f);
+  }
+
+  void run(const KernelArgs& args) override {
+    const float* q = static_cast<const float*>(args.inputs[size_t(q_input_)]);
+    const float* kt = static_cast<const float*>(args.inputs[size_t(k_input_)]);
+    const float* v = static_cast<const float*>(args.inputs[size_t(v_input_)]);
+    float* out = static_cast<float*>(args.outputs[0]);
+    const int64_t blocks = (lq_ + kBlock - 1) / kBlock;
+    parallel_for(batch_ * blocks, 1, [&](int64_t begin, int64_t end) {
+      thread_local std::vector<float> scores, sums;
+      thread_local std::vector<const float*> rows;
+      scores.resize(size_t(kBlock * lk_));
+      sums.resize(size_t(kBlock));
+      for (int64_t task = begin; task < end; ++task) {
+        const int64_t b = task / blocks, r0 = task % blocks * kBlock, count = std::min(kBlock, lq_ - r0);
+        // S = q K^T: B's rows are K^T's rows.
+        rows.resize(size_t(std::max(d_, lk_)));
+        for (int64_t c = 0; c < d_; ++c) rows[size_t(c)] = kt + (b * d_ + c) * lk_;
+        direct::PackedWeights(q + (b * lq_ + r0) * d_, count, d_)
+            .multiply(rows.data(), lk_, scores.data(), lk_, 0, count, zeros_.data());
+        for (int64_t r = 0; r < count; ++r) sums[size_t(r)] = softmax_row(scores.data() + r * lk_, r0 + r);
+        // O = e V: B's rows are V's rows.
+        for (int64_t j = 0; j < lk_; ++j) rows[size_t(j)] = v + (b * lk_ + j) * dv_;
+        float* ob = out + (b * lq_ + r0) * dv_;
+        direct::PackedWeights(scores.data(), count, lk_).multiply(rows.data(), dv_, ob, dv_, 0, count, zeros_.data());
+        for (int64_t r = 0; r < count; ++r) {
+          const float inverse = 1.f / sums[size_t(r)];
+          for (int64_t c = 0; c < dv_; ++c) ob[r * dv_ + c] *= inverse;
+        }
+      }
+    });
+  }
+
+  std::string implementation() const override { return "attention (scores in cache)"; }
+  bool reads_input_at_run(size_t input) const override {
+    return int(input) == q_input_ || int(input) == k_input_ || int(input) == v_input_;
+  }
+
+ private:
+  static constexpr int64_t kBlock = 32;  // query rows per task
+
+  // The mask's values over [Lq, Lk] (its trailing dims broadcast).
+  void mask_from(const Graph& graph, ValueId id) {
+    const Shape& m = graph.type(id).shape;
+    const int64_t rows = m.size() >= 2 ? m[m.size() - 2] : 1, cols = m.empty() ? 1 : m.back();
+    const std::vector<float> values = onednn::constant_values(*graph.value(id).constant);
+    mask_.resize(size_t(lq_ * lk_));
+    for (int64_t i = 0; i < lq_; ++i) {
+      for (int64_t j = 0; j < lk_; ++j) {
+        mask_[size_t(i * lk_ + j)] = values[size_t((rows == 1 ? 0 : i) * cols + (cols == 1 ? 0 : j))];
+      }
+    }
+  }
+
+  // Row `i` of the scores in place: scaled, masked, exp(s - max); its sum.
+  // Loops without a carried sum or max, so the compiler vectorizes them; the
+  // max and the sum over vectors.
+  float softmax_row(float* s, int64_t i) const {
+    const float* mask = mask_.empty() ? nullptr : mask_.data() + i * lk_;
+    const float scale = a_.scale;
+    for (int64_t j = 0; j < lk_; ++j) s[j] *= scale;
+    if (a_.condition != kNoValue) {
+      const float fill = a_.fill, hit = a_.fill_where_true ? 1.f : 0.f;
+      for (int64_t j = 0; j < lk_; ++j) s[j] = (mask[j] != 0.f ? 1.f : 0.f) == hit ? fill : s[j];
+    } else if (mask) {
+      for (int64_t j = 0; j < lk_; ++j) s[j] += mask[j];
+    }
+    const float max = reduce(s, -std::numeric_limits<float>::infinity(), [](simd::Vec x, simd::Vec y) {
+      return x > y ? x : y;
+    }, [](float x, float y) { return std::max(x, y); });
+    for (int64_t j = 0; j < lk_; ++j) s[j] = fast_math::exp(s[j] - max);
+    return reduce(s, 0.f, [](simd::Vec x, simd::Vec y) { return x + y; }, [](float x, float y) { return x + y; });
+  }
+
+  // op over s[0, lk) from `init`: 16 lanes at a time, then the lanes and the tail.
+  template <typename VecOp, typename ScalarOp>
+  float reduce(const float* s, float init, VecOp vec_op, ScalarOp scalar_op) const {
+    simd::Vec acc = simd::splat(init);
+    int64_t j = 0;
+    for (; j + simd::kLanes <= lk_; j += simd::kLanes) acc = vec_op(acc, simd::load(s + j));
+    float result = init;
+    for (int64_t l = 0; l < simd::kLanes; ++l) result = scalar_op(result, acc[l]);
+    for (; j < lk_; ++j) result = scalar_op(result, s[j]);
+    return result;
+  }
+
+  Attention a_;
+  int64_t batch_ = 1, lq_ = 0, lk_ = 0, d_ = 0, dv_ = 0;
+  int q_input_ = -1, k_input_ = -1, v_input_ = -1;
+  std::vector<float> mask_;  // [Lq, Lk]: the condition (1/0) or the additive mask
+  std::vector<float> zeros_;  // the GEMMs' bias
+};
+
+}  // namespace
+
+std::optional<std::vector<size_t>> find_attention(const Graph& graph, size_t matmul) {
+  std::optional<Attention> a = Matcher(graph).match(matmul);
+  if (!a) return std::nullopt;
+  return a->nodes;
+}
+
+std::unique_ptr<Kernel> make_attention_kernel(const Graph& graph, const KernelGroup& group) {
+  if (group.nodes.size() < 7 || !group.variant.empty()) return nullptr;
+  for (size_t node : group.nodes) {
+    if (graph.nodes()[node].op != "MatMul") continue;
+    std::optional<Attention> a = Matcher(graph).match(node);
+    if (!a || a->nodes != group.nodes || group.outputs != std::vector<ValueId>{a->out}) return nullptr;
+    return std::make_unique<AttentionKernel>(graph, group, *a);
+  }
+  return nullptr;
+}
+
+}  // namespace orchid::runtime::cpu
