@@ -131,8 +131,13 @@ bool edge_is_lossless(const ClusterGraph& clusters, size_t from, size_t to) {
 }
 
 // Per boundary b (between clusters b-1 and b): whether every edge across it is lossless.
-std::vector<bool> lossless_boundaries(const ClusterGraph& clusters) {
+std::vector<bool> lossless_boundaries(const ClusterGraph& clusters,
+                                      const std::vector<std::pair<size_t, size_t>>& spans) {
   std::vector<int> lossy(clusters.size() + 1, 0);
+  for (const auto& [lo, hi] : spans) {  // no boundary inside a multi-cluster library kernel
+    lossy[lo + 1] += 1;
+    lossy[hi + 1] -= 1;
+  }
   for (size_t from = 0; from < clusters.size(); ++from) {
     for (size_t to : clusters.successors[from]) {
       if (edge_is_lossless(clusters, from, to)) continue;
@@ -147,6 +152,23 @@ std::vector<bool> lossless_boundaries(const ClusterGraph& clusters) {
     lossless[b] = open == 0;
   }
   return lossless;
+}
+
+// The first and last cluster of each attention the rules find (its
+// candidate needs all of them in one part).
+std::vector<std::pair<size_t, size_t>> attention_spans(const Graph& graph, const CandidateRules& rules,
+                                                       const ClusterGraph& clusters) {
+  std::vector<std::pair<size_t, size_t>> spans;
+  if (!rules.attention) return spans;
+  for (size_t node = 0; node < graph.nodes().size(); ++node) {
+    if (graph.nodes()[node].op != "MatMul") continue;
+    if (std::optional<std::vector<size_t>> nodes = rules.attention(graph, node)) {
+      size_t lo = clusters.size(), hi = 0;
+      for (size_t n : *nodes) lo = std::min(lo, clusters.cluster_of[n]), hi = std::max(hi, clusters.cluster_of[n]);
+      spans.emplace_back(lo, hi);
+    }
+  }
+  return spans;
 }
 
 // The boundary inside (begin, end) that the fewest clusters' values cross,
@@ -293,13 +315,19 @@ CandidateRules cpu_candidate_rules() {
           [](const Graph& graph, const runtime::KernelGroup& group) {
             return runtime::cpu::linear_variants(graph, group);
           },
-          [](const Graph& graph, size_t matmul) { return runtime::cpu::find_attention(graph, matmul); }};
+          [](const Graph& graph, size_t matmul) -> std::optional<std::vector<size_t>> {
+            std::optional<std::vector<size_t>> nodes = runtime::cpu::find_attention(graph, matmul);
+            if (!nodes || runtime::cpu::attention_scores(graph, matmul) < runtime::cpu::kMinAttentionScores) {
+              return std::nullopt;
+            }
+            return nodes;
+          }};
 }
 
 CandidateSet enumerate_candidates(const Graph& graph, const CandidateRules& rules, const CandidateOptions& options) {
   CandidateSet out;
   out.clusters = build_clusters(graph, rules.fusion);
-  const std::vector<bool> lossless = lossless_boundaries(out.clusters);
+  const std::vector<bool> lossless = lossless_boundaries(out.clusters, attention_spans(graph, rules, out.clusters));
   Enumerator enumerator(graph, rules, options, out);
   size_t begin = 0;
   for (size_t b = 1; b <= out.clusters.size(); ++b) {

@@ -180,3 +180,34 @@ TEST(Candidates, EveryNodeHasALibraryOrLinearSingleton) {
 
 }  // namespace
 }  // namespace orchid::orchestration
+
+namespace orchid::orchestration {
+namespace {
+
+// An attention (MatMul, scale, softmax as fission writes it, MatMul) with
+// n x n scores: the CPU rules offer it as one library candidate from 256 x
+// 256 scores on (runtime::cpu::kMinAttentionScores), not below.
+Graph attention_of(int64_t n) {
+  GraphBuilder b;
+  const ValueId q = b.input("q", {2, n, 8}), kt = b.input("kt", {2, 8, n}), v = b.input("v", {2, n, 8});
+  const ValueId s = b.op("Mul", {b.op("MatMul", {q, kt}), b.scalar(0.5f)});
+  Attributes keep;
+  keep.set("keepdims", int64_t(1));
+  const ValueId axes = b.g.add_constant("axes", Tensor::vector_i64({-1}));
+  const ValueId e = b.op("Exp", {b.op("Sub", {s, b.op("ReduceMax", {s, axes}, keep)})});
+  return b.finish(b.op("MatMul", {b.op("Div", {e, b.op("ReduceSum", {e, axes}, keep)}), v}));
+}
+
+TEST(Candidates, AttentionIsOneLibraryCandidateFromItsSize) {
+  for (int64_t n : {16, 256}) {
+    const Graph g = attention_of(n);
+    const CandidateSet set = enumerate_candidates(g, cpu_candidate_rules());
+    const bool offered = std::any_of(set.candidates.begin(), set.candidates.end(), [&](const Candidate& c) {
+      return c.kind == CandidateKind::Library && c.nodes.size() == g.nodes().size();
+    });
+    EXPECT_EQ(offered, n == 256) << n;
+  }
+}
+
+}  // namespace
+}  // namespace orchid::orchestration

@@ -129,7 +129,8 @@ TEST(AttentionKernel, FindRefusesOtherForms) {
 TEST(AttentionKernel, DISABLED_Benchmark) {
   for (const AttentionForm& f : {AttentionForm{{1, 8}, 256, 256, 64, 64, 1, 1, true},
                                  AttentionForm{{1, 12}, 128, 128, 64, 64, 1, 0, false},
-                                 AttentionForm{{1, 6}, 197, 197, 64, 64, 1, 0, false}}) {
+                                 AttentionForm{{1, 6}, 197, 197, 64, 64, 1, 0, false},
+                                 AttentionForm{{1, 1}, 16384, 256, 32, 32, 1, 0, false}}) {
     const Graph g = attention_graph(f, 3);
     const std::map<std::string, Tensor> feeds = uniform_feeds(g, 1, -2, 2);
     std::vector<double> ms;

@@ -9,7 +9,6 @@
 #include "runtime/kernels/cpu/elementwise_math.h"
 #include "runtime/kernels/cpu/onednn_linear_spec.h"
 #include "runtime/kernels/cpu/registry.h"
-#include "runtime/kernels/cpu/simd.h"
 #include "support/error.h"
 #include "support/parallel.h"
 
@@ -201,11 +200,13 @@ class Matcher {
   Attention a_;
 };
 
-// Per batch item and block of query rows: S = q K^T, then per row the
-// scale, the mask, e = exp(s - max) and its sum, then O = e v / sum; both
-// products with the direct kernels' register-blocked GEMM (A, the block's q
-// or e, packed per task; dnnl_sgemm's call overhead was most of the time at
-// these sizes).
+// The scores transposed, per batch item and block of query rows: S^T = K
+// q^T (keys x rows), so the softmax over the keys runs down columns, one
+// vector per 16 queries; then O^T = V^T E^T and O = O^T^T / sum. K and V^T
+// are the A sides of the direct kernels' register-blocked GEMM, packed once
+// per batch item and run (packing the block's q or probabilities per task
+// instead cost as much as the products); q^T and O^T are small transposes
+// per task.
 class AttentionKernel : public Kernel {
  public:
   AttentionKernel(const Graph& graph, const KernelGroup& group, const Attention& a) : a_(a) {
@@ -217,7 +218,7 @@ class AttentionKernel : public Kernel {
     q_input_ = int(input_slot(group, a.q)), k_input_ = int(input_slot(group, a.kt)), v_input_ = int(input_slot(group, a.v));
     if (a.condition != kNoValue) mask_from(graph, a.condition);
     if (a.additive != kNoValue) mask_from(graph, a.additive);
-    zeros_.assign(size_t(kBlock), 0.f);
+    zeros_.assign(size_t(std::max(lk_, dv_)), 0.f);
   }
 
   void run(const KernelArgs& args) override {
@@ -225,28 +226,20 @@ class AttentionKernel : public Kernel {
     const float* kt = static_cast<const float*>(args.inputs[size_t(k_input_)]);
     const float* v = static_cast<const float*>(args.inputs[size_t(v_input_)]);
     float* out = static_cast<float*>(args.outputs[0]);
+    keys_.resize(size_t(batch_));
+    values_.resize(size_t(batch_));
+    parallel_for(batch_, 1, [&](int64_t begin, int64_t end) {
+      for (int64_t b = begin; b < end; ++b) {
+        // K [Lk][d] and V^T [dv][Lk], in 8-row blocks: the 8 x 32 tile is one query block wide.
+        keys_[size_t(b)] = direct::PackedWeights(kt + b * d_ * lk_, lk_, d_, 1, lk_, 8);
+        values_[size_t(b)] = direct::PackedWeights(v + b * lk_ * dv_, dv_, lk_, 1, dv_, 8);
+      }
+    });
     const int64_t blocks = (lq_ + kBlock - 1) / kBlock;
     parallel_for(batch_ * blocks, 1, [&](int64_t begin, int64_t end) {
-      thread_local std::vector<float> scores, sums;
-      thread_local std::vector<const float*> rows;
-      scores.resize(size_t(kBlock * lk_));
-      sums.resize(size_t(kBlock));
       for (int64_t task = begin; task < end; ++task) {
-        const int64_t b = task / blocks, r0 = task % blocks * kBlock, count = std::min(kBlock, lq_ - r0);
-        // S = q K^T: B's rows are K^T's rows.
-        rows.resize(size_t(std::max(d_, lk_)));
-        for (int64_t c = 0; c < d_; ++c) rows[size_t(c)] = kt + (b * d_ + c) * lk_;
-        direct::PackedWeights(q + (b * lq_ + r0) * d_, count, d_)
-            .multiply(rows.data(), lk_, scores.data(), lk_, 0, count, zeros_.data());
-        for (int64_t r = 0; r < count; ++r) sums[size_t(r)] = softmax_row(scores.data() + r * lk_, r0 + r);
-        // O = e V: B's rows are V's rows.
-        for (int64_t j = 0; j < lk_; ++j) rows[size_t(j)] = v + (b * lk_ + j) * dv_;
-        float* ob = out + (b * lq_ + r0) * dv_;
-        direct::PackedWeights(scores.data(), count, lk_).multiply(rows.data(), dv_, ob, dv_, 0, count, zeros_.data());
-        for (int64_t r = 0; r < count; ++r) {
-          const float inverse = 1.f / sums[size_t(r)];
-          for (int64_t c = 0; c < dv_; ++c) ob[r * dv_ + c] *= inverse;
-        }
+        const int64_t b = task / blocks, r0 = task % blocks * kBlock;
+        block(b, r0, std::min(kBlock, lq_ - r0), q + (b * lq_ + r0) * d_, out + (b * lq_ + r0) * dv_);
       }
     });
   }
@@ -257,9 +250,64 @@ class AttentionKernel : public Kernel {
   }
 
  private:
-  static constexpr int64_t kBlock = 32;  // query rows per task
+  static constexpr int64_t kBlock = 32;  // query rows per task: one 8 x 32 GEMM tile wide
 
-  // The mask's values over [Lq, Lk] (its trailing dims broadcast).
+  // Query rows [r0, r0 + n) of batch item b: q its rows, out its output rows.
+  void block(int64_t b, int64_t r0, int64_t n, const float* q, float* out) const {
+    thread_local std::vector<float> qt, scores, ot, sums;
+    thread_local std::vector<const float*> rows;
+    qt.resize(size_t(d_ * kBlock));
+    scores.resize(size_t(lk_ * kBlock));
+    ot.resize(size_t(dv_ * kBlock));
+    sums.resize(size_t(kBlock));
+    rows.resize(size_t(std::max(d_, lk_)));
+    // q^T, scaled (scale (q k) as (scale q) k: equal in real arithmetic, one pass fewer).
+    const float scale = a_.scale;
+    for (int64_t r = 0; r < n; ++r) {
+      for (int64_t c = 0; c < d_; ++c) qt[size_t(c * kBlock + r)] = q[r * d_ + c] * scale;
+    }
+    // S^T = K q^T: B's rows are q^T's rows.
+    for (int64_t c = 0; c < d_; ++c) rows[size_t(c)] = qt.data() + c * kBlock;
+    keys_[size_t(b)].multiply(rows.data(), n, scores.data(), kBlock, 0, lk_, zeros_.data());
+    softmax_columns(scores.data(), r0, n, sums.data());
+    // O^T = V^T E^T: B's rows are E^T's rows.
+    for (int64_t j = 0; j < lk_; ++j) rows[size_t(j)] = scores.data() + j * kBlock;
+    values_[size_t(b)].multiply(rows.data(), n, ot.data(), kBlock, 0, dv_, zeros_.data());
+    for (int64_t r = 0; r < n; ++r) {
+      const float inverse = 1.f / sums[size_t(r)];
+      for (int64_t c = 0; c < dv_; ++c) out[r * dv_ + c] = ot[size_t(c * kBlock + r)] * inverse;
+    }
+  }
+
+  // The columns [0, n) of S^T (Lk rows of kBlock, already scaled): masked, e =
+  // exp(s - max over the keys) in place; each column's sum of e into sums.
+  // Every loop runs along a row (the queries), so the compiler vectorizes
+  // it; the columns past n are zeros, finite and unused.
+  void softmax_columns(float* s, int64_t r0, int64_t n, float* sums) const {
+    const float fill = a_.fill, hit = a_.fill_where_true ? 1.f : 0.f;
+    float max[kBlock], sum[kBlock];
+    std::fill(max, max + kBlock, -std::numeric_limits<float>::infinity());
+    std::fill(sum, sum + kBlock, 0.f);
+    for (int64_t j = 0; j < lk_; ++j) {
+      float* row = s + j * kBlock;
+      const float* mask = mask_.empty() ? nullptr : mask_.data() + j * lq_ + r0;
+      if (a_.condition != kNoValue) {
+        for (int64_t r = 0; r < n; ++r) row[r] = (mask[r] != 0.f ? 1.f : 0.f) == hit ? fill : row[r];
+      } else if (mask) {
+        for (int64_t r = 0; r < n; ++r) row[r] += mask[r];
+      }
+      for (int64_t r = n; r < kBlock; ++r) row[r] = 0.f;
+      for (int64_t r = 0; r < kBlock; ++r) max[r] = row[r] > max[r] ? row[r] : max[r];
+    }
+    for (int64_t j = 0; j < lk_; ++j) {
+      float* row = s + j * kBlock;
+      for (int64_t r = 0; r < kBlock; ++r) row[r] = fast_math::exp(row[r] - max[r]);
+      for (int64_t r = 0; r < kBlock; ++r) sum[r] += row[r];
+    }
+    std::copy(sum, sum + n, sums);
+  }
+
+  // The mask's values, transposed to [Lk][Lq] (its trailing dims broadcast).
   void mask_from(const Graph& graph, ValueId id) {
     const Shape& m = graph.type(id).shape;
     const int64_t rows = m.size() >= 2 ? m[m.size() - 2] : 1, cols = m.empty() ? 1 : m.back();
@@ -267,48 +315,17 @@ class AttentionKernel : public Kernel {
     mask_.resize(size_t(lq_ * lk_));
     for (int64_t i = 0; i < lq_; ++i) {
       for (int64_t j = 0; j < lk_; ++j) {
-        mask_[size_t(i * lk_ + j)] = values[size_t((rows == 1 ? 0 : i) * cols + (cols == 1 ? 0 : j))];
+        mask_[size_t(j * lq_ + i)] = values[size_t((rows == 1 ? 0 : i) * cols + (cols == 1 ? 0 : j))];
       }
     }
-  }
-
-  // Row `i` of the scores in place: scaled, masked, exp(s - max); its sum.
-  // Loops without a carried sum or max, so the compiler vectorizes them; the
-  // max and the sum over vectors.
-  float softmax_row(float* s, int64_t i) const {
-    const float* mask = mask_.empty() ? nullptr : mask_.data() + i * lk_;
-    const float scale = a_.scale;
-    for (int64_t j = 0; j < lk_; ++j) s[j] *= scale;
-    if (a_.condition != kNoValue) {
-      const float fill = a_.fill, hit = a_.fill_where_true ? 1.f : 0.f;
-      for (int64_t j = 0; j < lk_; ++j) s[j] = (mask[j] != 0.f ? 1.f : 0.f) == hit ? fill : s[j];
-    } else if (mask) {
-      for (int64_t j = 0; j < lk_; ++j) s[j] += mask[j];
-    }
-    const float max = reduce(s, -std::numeric_limits<float>::infinity(), [](simd::Vec x, simd::Vec y) {
-      return x > y ? x : y;
-    }, [](float x, float y) { return std::max(x, y); });
-    for (int64_t j = 0; j < lk_; ++j) s[j] = fast_math::exp(s[j] - max);
-    return reduce(s, 0.f, [](simd::Vec x, simd::Vec y) { return x + y; }, [](float x, float y) { return x + y; });
-  }
-
-  // op over s[0, lk) from `init`: 16 lanes at a time, then the lanes and the tail.
-  template <typename VecOp, typename ScalarOp>
-  float reduce(const float* s, float init, VecOp vec_op, ScalarOp scalar_op) const {
-    simd::Vec acc = simd::splat(init);
-    int64_t j = 0;
-    for (; j + simd::kLanes <= lk_; j += simd::kLanes) acc = vec_op(acc, simd::load(s + j));
-    float result = init;
-    for (int64_t l = 0; l < simd::kLanes; ++l) result = scalar_op(result, acc[l]);
-    for (; j < lk_; ++j) result = scalar_op(result, s[j]);
-    return result;
   }
 
   Attention a_;
   int64_t batch_ = 1, lq_ = 0, lk_ = 0, d_ = 0, dv_ = 0;
   int q_input_ = -1, k_input_ = -1, v_input_ = -1;
-  std::vector<float> mask_;  // [Lq, Lk]: the condition (1/0) or the additive mask
+  std::vector<float> mask_;   // [Lk, Lq]: the condition (1/0) or the additive mask
   std::vector<float> zeros_;  // the GEMMs' bias
+  std::vector<direct::PackedWeights> keys_, values_;  // per batch item, this run's K and V^T
 };
 
 }  // namespace
@@ -317,6 +334,11 @@ std::optional<std::vector<size_t>> find_attention(const Graph& graph, size_t mat
   std::optional<Attention> a = Matcher(graph).match(matmul);
   if (!a) return std::nullopt;
   return a->nodes;
+}
+
+int64_t attention_scores(const Graph& graph, size_t matmul) {
+  const Shape& s = graph.type(graph.nodes()[matmul].outputs[0]).shape;
+  return s.size() < 2 ? 0 : s[s.size() - 2] * s[s.size() - 1];
 }
 
 std::unique_ptr<Kernel> make_attention_kernel(const Graph& graph, const KernelGroup& group) {

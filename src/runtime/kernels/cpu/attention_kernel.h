@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <vector>
@@ -15,6 +16,16 @@
 #include "runtime/kernel.h"
 
 namespace orchid::runtime::cpu {
+
+// The attention kernel is offered (orchestration's candidates) when each
+// batch item's scores have at least this many elements: below it the
+// separate kernels (oneDNN's batched products, a generated softmax) measured
+// as fast or faster (ViT-S 197 x 197, BERT 128 x 128; docs/results.md).
+inline constexpr int64_t kMinAttentionScores = 256 * 256;
+
+// The number of scores per batch item (Lq x Lk) of the attention found at
+// `matmul` (find_attention), 0 when none.
+int64_t attention_scores(const Graph& graph, size_t matmul);
 
 // The nodes of the attention whose first product is node `matmul`
 // (ascending), or nullopt when

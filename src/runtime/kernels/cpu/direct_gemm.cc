@@ -22,12 +22,21 @@ int64_t padded(int64_t m, int64_t block) { return (m + block - 1) / block * bloc
 
 }  // namespace
 
-PackedWeights::PackedWeights(const float* a, int64_t m, int64_t k) : m_(m), k_(k) {
-  if (padded(m, 8) * 20 < padded(m, kRows) * 19) block_ = 8;  // 8-row blocks waste 5% fewer rows
-  packed_.assign(size_t(padded(m, block_) * k), 0.f);
-  for (int64_t row = 0; row < m; ++row) {
-    const int64_t block = row / block_, r = row % block_;
-    for (int64_t i = 0; i < k; ++i) packed_[size_t((block * k + i) * block_ + r)] = a[row * k + i];
+PackedWeights::PackedWeights(const float* a, int64_t m, int64_t k, int64_t row_stride, int64_t column_stride,
+                             int64_t block_rows)
+    : m_(m), k_(k) {
+  if (block_rows == 8 || (block_rows == 0 && padded(m, 8) * 20 < padded(m, kRows) * 19)) {
+    block_ = 8;  // asked for, or 8-row blocks waste 5% fewer rows
+  }
+  packed_.resize(size_t(padded(m, block_) * k));
+  for (int64_t m0 = 0; m0 < m; m0 += block_) {
+    const int64_t rows = std::min(block_, m - m0);
+    float* out = packed_.data() + m0 * k;
+    for (int64_t i = 0; i < k; ++i, out += block_) {
+      const float* column = a + m0 * row_stride + i * column_stride;
+      for (int64_t r = 0; r < rows; ++r) out[r] = column[r * row_stride];
+      for (int64_t r = rows; r < block_; ++r) out[r] = 0.f;
+    }
   }
 }
 

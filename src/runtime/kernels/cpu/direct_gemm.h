@@ -23,7 +23,12 @@ class PackedWeights {
  public:
   PackedWeights() = default;
   // a: [m][k], row-major.
-  PackedWeights(const float* a, int64_t m, int64_t k);
+  PackedWeights(const float* a, int64_t m, int64_t k) : PackedWeights(a, m, k, k, 1) {}
+  // A[row][i] = a[row * row_stride + i * column_stride] (row_stride 1: A is
+  // the transpose of a row-major [k][m]); block_rows 6 or 8, 0 to choose by
+  // the padding.
+  PackedWeights(const float* a, int64_t m, int64_t k, int64_t row_stride, int64_t column_stride,
+                int64_t block_rows = 0);
   int64_t rows() const { return m_; }
   int64_t depth() const { return k_; }
   // Rows per packed block: 6 (kRows) or 8.
