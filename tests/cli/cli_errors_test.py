@@ -141,6 +141,7 @@ def file_cases(d):
     relu = relu_model(d)
     expect_error("missing model file", ["run", os.path.join(d, "missing.onnx")], "missing.onnx", "no such file")
     expect_error("model path is a folder", ["run", d], d, "is a folder")
+    expect_error("check: model path is a folder", ["check", d, "--test-dir", d], d, "is a folder")
     empty = os.path.join(d, "empty.onnx")
     open(empty, "wb").close()
     expect_error("empty model file", ["run", empty], "empty.onnx", "no graph")

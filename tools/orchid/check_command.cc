@@ -18,6 +18,7 @@
 #include "runtime/executable.h"
 #include "runtime/memory_check.h"
 #include "support/parallel.h"
+#include "frontend/onnx/importer.h"
 #include "frontend/onnx/tensor_proto.h"
 #include "reference/compare.h"
 #include "reference/interpreter.h"
@@ -125,9 +126,7 @@ DeclaredValue declared_value(const onnx::ValueInfoProto& info) {
 
 // Reads the declared inputs and outputs without importing the graph.
 ModelSignature read_signature(const std::string& path) {
-  std::ifstream file(path, std::ios::binary);
-  if (!file) ORCHID_FAIL() << path << ": cannot open the file";
-  std::string bytes((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+  const std::string bytes = onnx_frontend::read_model_file(path);
   onnx::ModelProto model;
   if (!model.ParseFromString(bytes)) {
     ORCHID_FAIL() << path << ": not a valid ONNX model (the protobuf is corrupt or truncated)";

@@ -396,8 +396,6 @@ class GraphBuilder {
 
 }  // namespace
 
-namespace {
-
 std::string read_model_file(const std::string& path) {
   std::error_code ec;
   if (fs::is_directory(path, ec)) ORCHID_FAIL() << path << ": is a folder, not a model file";
@@ -406,6 +404,8 @@ std::string read_model_file(const std::string& path) {
   if (!file) ORCHID_FAIL() << path << ": cannot open the file";
   return std::string((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
 }
+
+namespace {
 
 onnx::ModelProto parse_model(const std::string& bytes, const std::string& display_name) {
   onnx::ModelProto model;

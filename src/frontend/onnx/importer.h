@@ -42,6 +42,10 @@ ImportResult import_model(const std::string& path, const ImportOptions& options 
 ImportResult import_model_bytes(const std::string& bytes, const std::string& display_name,
                                 const std::string& base_dir, const ImportOptions& options = {});
 
+// A model file's bytes; a folder, a missing or unreadable file is an
+// orchid::Error naming the path.
+std::string read_model_file(const std::string& path);
+
 // The names of a model's graph inputs (initializers excluded), in order,
 // without importing the graph.
 std::vector<std::string> declared_model_inputs(const std::string& path);
