@@ -149,34 +149,34 @@ class Matcher {
     return axis == -1 || axis == int64_t(rank) - 1;
   }
 
+  // `x` read by exactly a `reduce` over the last axis (keepdims) and a
+  // `combine`(x, reduction) that alone reads the reduction: their nodes.
+  std::optional<std::pair<size_t, size_t>> reduce_then_combine(ValueId x, const char* reduce, const char* combine,
+                                                               size_t rank) const {
+    if (output_[size_t(x)] || consumers_[size_t(x)].size() != 2) return std::nullopt;
+    auto [r, c] = std::pair(consumers_[size_t(x)][0], consumers_[size_t(x)][1]);
+    if (graph_.nodes()[r].op != reduce) std::swap(r, c);
+    const Node& rn = graph_.nodes()[r];
+    const Node& cn = graph_.nodes()[c];
+    if (rn.op != reduce || !rn.domain.empty() || rn.outputs.size() != 1 || !last_axis(rn, rank)) return std::nullopt;
+    if (!is_op(cn, combine, 2) || cn.inputs[0] != x || cn.inputs[1] != rn.outputs[0] || sole_consumer(rn.outputs[0]) != c) {
+      return std::nullopt;
+    }
+    return std::pair(r, c);
+  }
+
   // Fission's softmax over the last axis: e = Exp(Sub(x, ReduceMax(x))),
   // Div(e, ReduceSum(e)); the probabilities' value.
   std::optional<ValueId> take_softmax(ValueId x, size_t rank) {
-    if (output_[size_t(x)] || consumers_[size_t(x)].size() != 2) return std::nullopt;
-    auto [max, sub] = std::pair(consumers_[size_t(x)][0], consumers_[size_t(x)][1]);
-    if (graph_.nodes()[max].op != "ReduceMax") std::swap(max, sub);
-    const Node& mx = graph_.nodes()[max];
-    const Node& sb = graph_.nodes()[sub];
-    if (mx.op != "ReduceMax" || !mx.domain.empty() || mx.outputs.size() != 1 || !last_axis(mx, rank)) return std::nullopt;
-    if (!is_op(sb, "Sub", 2) || sb.inputs[0] != x || sb.inputs[1] != mx.outputs[0] ||
-        sole_consumer(mx.outputs[0]) != sub) {
-      return std::nullopt;
-    }
-    const std::optional<size_t> exp = sole_consumer(sb.outputs[0]);
+    const std::optional<std::pair<size_t, size_t>> shift = reduce_then_combine(x, "ReduceMax", "Sub", rank);
+    if (!shift) return std::nullopt;
+    const std::optional<size_t> exp = sole_consumer(graph_.nodes()[shift->second].outputs[0]);
     if (!exp || !is_op(graph_.nodes()[*exp], "Exp", 1)) return std::nullopt;
-    const ValueId e = graph_.nodes()[*exp].outputs[0];
-    if (output_[size_t(e)] || consumers_[size_t(e)].size() != 2) return std::nullopt;
-    auto [sum, div] = std::pair(consumers_[size_t(e)][0], consumers_[size_t(e)][1]);
-    if (graph_.nodes()[sum].op != "ReduceSum") std::swap(sum, div);
-    const Node& sm = graph_.nodes()[sum];
-    const Node& dv = graph_.nodes()[div];
-    if (sm.op != "ReduceSum" || !sm.domain.empty() || sm.outputs.size() != 1 || !last_axis(sm, rank)) return std::nullopt;
-    if (!is_op(dv, "Div", 2) || dv.inputs[0] != e || dv.inputs[1] != sm.outputs[0] ||
-        sole_consumer(sm.outputs[0]) != div) {
-      return std::nullopt;
-    }
-    a_.nodes.insert(a_.nodes.end(), {max, sub, *exp, sum, div});
-    return dv.outputs[0];
+    const std::optional<std::pair<size_t, size_t>> normalize =
+        reduce_then_combine(graph_.nodes()[*exp].outputs[0], "ReduceSum", "Div", rank);
+    if (!normalize) return std::nullopt;
+    a_.nodes.insert(a_.nodes.end(), {shift->first, shift->second, *exp, normalize->first, normalize->second});
+    return graph_.nodes()[normalize->second].outputs[0];
   }
 
   // q, k, v and the output with the same batch dims, the scores' sizes, float32.
