@@ -33,6 +33,27 @@ double time_ms(engine& eng, stream& st, primitive& p, std::unordered_map<int, me
   return t[t.size() / 2];
 }
 
+// A primitive with the descriptors it chose (oneDNN 2.x builds it from an
+// op descriptor, 3.x directly).
+struct Made {
+  primitive prim;
+  memory::desc src, dst, weights;
+  std::string impl;
+};
+
+template <typename Op>
+Made make(engine& eng, algorithm alg, const memory::desc& src, const memory::desc& w, const memory::desc& b,
+          const memory::desc& dst, const memory::dims& strides, const memory::dims& pad, const primitive_attr& attr) {
+  const memory::dims dil{0, 0};
+#if DNNL_VERSION_MAJOR < 3
+  typename Op::desc d(prop_kind::forward_inference, alg, src, w, b, dst, strides, dil, pad, pad);
+  typename Op::primitive_desc pd(d, attr, eng);
+#else
+  typename Op::primitive_desc pd(eng, prop_kind::forward_inference, alg, src, w, b, dst, strides, dil, pad, pad, attr);
+#endif
+  return {Op(pd), pd.src_desc(), pd.dst_desc(), pd.weights_desc(), pd.impl_info_str()};
+}
+
 int main() {
   engine eng(engine::kind::cpu, 0);
   stream st(eng);
@@ -73,35 +94,13 @@ int main() {
           algorithm::eltwise_relu, 0.f, 0.f);
       primitive_attr attr;
       attr.set_post_ops(ops);
-      primitive prim;
-      memory::desc psrc, pdst, pw;
-      std::string impl;
-      const memory::dims st2{s.s, s.s}, dil{0, 0}, pad{p, p};
-      if (s.deconv) {
-#if DNNL_VERSION_MAJOR < 3
-        deconvolution_forward::desc d(prop_kind::forward_inference, algorithm::deconvolution_direct, src_md, w_md, b_md,
-                                      dst_md, st2, dil, pad, pad);
-        deconvolution_forward::primitive_desc pd(d, attr, eng);
-#else
-        deconvolution_forward::primitive_desc pd(eng, prop_kind::forward_inference, algorithm::deconvolution_direct,
-                                                 src_md, w_md, b_md, dst_md, st2, dil, pad, pad, attr);
-#endif
-        prim = deconvolution_forward(pd);
-        psrc = pd.src_desc(), pdst = pd.dst_desc(), pw = pd.weights_desc();
-        impl = pd.impl_info_str();
-      } else {
-#if DNNL_VERSION_MAJOR < 3
-        convolution_forward::desc d(prop_kind::forward_inference, algorithm::convolution_direct, src_md, w_md, b_md,
-                                    dst_md, st2, dil, pad, pad);
-        convolution_forward::primitive_desc pd(d, attr, eng);
-#else
-        convolution_forward::primitive_desc pd(eng, prop_kind::forward_inference, algorithm::convolution_direct,
-                                               src_md, w_md, b_md, dst_md, st2, dil, pad, pad, attr);
-#endif
-        prim = convolution_forward(pd);
-        psrc = pd.src_desc(), pdst = pd.dst_desc(), pw = pd.weights_desc();
-        impl = pd.impl_info_str();
-      }
+      const Made made = s.deconv ? make<deconvolution_forward>(eng, algorithm::deconvolution_direct, src_md, w_md,
+                                                               b_md, dst_md, {s.s, s.s}, {p, p}, attr)
+                                 : make<convolution_forward>(eng, algorithm::convolution_direct, src_md, w_md, b_md,
+                                                             dst_md, {s.s, s.s}, {p, p}, attr);
+      const memory::desc &psrc = made.src, &pdst = made.dst, &pw = made.weights;
+      primitive prim = made.prim;
+      const std::string& impl = made.impl;
       memory msrc(psrc, eng), mdst(pdst, eng), mw(pw, eng), mb(b_md, eng);
       std::fill_n(static_cast<float*>(msrc.get_data_handle()), psrc.get_size() / 4, 0.5f);
       std::fill_n(static_cast<float*>(mw.get_data_handle()), pw.get_size() / 4, 0.01f);

@@ -154,19 +154,26 @@ std::vector<bool> lossless_boundaries(const ClusterGraph& clusters,
   return lossless;
 }
 
-// The first and last cluster of each attention the rules find (its
-// candidate needs all of them in one part).
-std::vector<std::pair<size_t, size_t>> attention_spans(const Graph& graph, const CandidateRules& rules,
-                                                       const ClusterGraph& clusters) {
-  std::vector<std::pair<size_t, size_t>> spans;
-  if (!rules.attention) return spans;
+// The node sets of the attentions the rules find, each once.
+std::vector<std::vector<size_t>> find_attentions(const Graph& graph, const CandidateRules& rules) {
+  std::vector<std::vector<size_t>> attentions;
+  if (!rules.attention) return attentions;
   for (size_t node = 0; node < graph.nodes().size(); ++node) {
     if (graph.nodes()[node].op != "MatMul") continue;
-    if (std::optional<std::vector<size_t>> nodes = rules.attention(graph, node)) {
-      size_t lo = clusters.size(), hi = 0;
-      for (size_t n : *nodes) lo = std::min(lo, clusters.cluster_of[n]), hi = std::max(hi, clusters.cluster_of[n]);
-      spans.emplace_back(lo, hi);
-    }
+    if (std::optional<std::vector<size_t>> nodes = rules.attention(graph, node)) attentions.push_back(std::move(*nodes));
+  }
+  return attentions;
+}
+
+// The first and last cluster of each attention (its candidate needs all of
+// them in one part).
+std::vector<std::pair<size_t, size_t>> attention_spans(const std::vector<std::vector<size_t>>& attentions,
+                                                       const ClusterGraph& clusters) {
+  std::vector<std::pair<size_t, size_t>> spans;
+  for (const std::vector<size_t>& nodes : attentions) {
+    size_t lo = clusters.size(), hi = 0;
+    for (size_t n : nodes) lo = std::min(lo, clusters.cluster_of[n]), hi = std::max(hi, clusters.cluster_of[n]);
+    spans.emplace_back(lo, hi);
   }
   return spans;
 }
@@ -192,8 +199,10 @@ size_t narrowest_boundary(const ClusterGraph& clusters, size_t begin, size_t end
 
 class Enumerator {
  public:
-  Enumerator(const Graph& graph, const CandidateRules& rules, const CandidateOptions& options, CandidateSet& out)
-      : graph_(graph), rules_(rules), options_(options), out_(out), make_group_(graph), chains_(graph) {}
+  Enumerator(const Graph& graph, const CandidateRules& rules, const CandidateOptions& options,
+             const std::vector<std::vector<size_t>>& attentions, CandidateSet& out)
+      : graph_(graph), rules_(rules), options_(options), attentions_(attentions), out_(out), make_group_(graph),
+        chains_(graph) {}
 
   // Enumerates [begin, end), cutting it at its narrowest point while the
   // candidate limit is exceeded.
@@ -258,18 +267,11 @@ class Enumerator {
   // Each attention (MatMul ... softmax ... MatMul) inside the part as one
   // library kernel, beside the kernels its nodes have otherwise.
   void add_attention(size_t begin, size_t end, size_t part) {
-    if (!rules_.attention) return;
-    for (size_t c = begin; c < end; ++c) {
-      for (size_t node : out_.clusters.members[c]) {
-        if (graph_.nodes()[node].op != "MatMul") continue;
-        std::optional<std::vector<size_t>> nodes = rules_.attention(graph_, node);
-        const auto inside = [&](size_t n) {
-          return out_.clusters.cluster_of[n] >= begin && out_.clusters.cluster_of[n] < end;
-        };
-        if (nodes && std::all_of(nodes->begin(), nodes->end(), inside)) {
-          out_.candidates.push_back({std::move(*nodes), CandidateKind::Library, part});
-        }
-      }
+    const auto inside = [&](size_t n) {
+      return out_.clusters.cluster_of[n] >= begin && out_.clusters.cluster_of[n] < end;
+    };
+    for (const std::vector<size_t>& nodes : attentions_) {
+      if (std::all_of(nodes.begin(), nodes.end(), inside)) out_.candidates.push_back({nodes, CandidateKind::Library, part});
     }
   }
 
@@ -295,6 +297,7 @@ class Enumerator {
   const Graph& graph_;
   const CandidateRules& rules_;
   const CandidateOptions& options_;
+  const std::vector<std::vector<size_t>>& attentions_;  // find_attentions
   CandidateSet& out_;
   runtime::GroupMaker make_group_;
   EpilogueChains chains_;
@@ -327,8 +330,9 @@ CandidateRules cpu_candidate_rules() {
 CandidateSet enumerate_candidates(const Graph& graph, const CandidateRules& rules, const CandidateOptions& options) {
   CandidateSet out;
   out.clusters = build_clusters(graph, rules.fusion);
-  const std::vector<bool> lossless = lossless_boundaries(out.clusters, attention_spans(graph, rules, out.clusters));
-  Enumerator enumerator(graph, rules, options, out);
+  const std::vector<std::vector<size_t>> attentions = find_attentions(graph, rules);
+  const std::vector<bool> lossless = lossless_boundaries(out.clusters, attention_spans(attentions, out.clusters));
+  Enumerator enumerator(graph, rules, options, attentions, out);
   size_t begin = 0;
   for (size_t b = 1; b <= out.clusters.size(); ++b) {
     if (b < out.clusters.size() && !lossless[b]) continue;

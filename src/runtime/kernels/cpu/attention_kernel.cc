@@ -29,17 +29,8 @@ struct Attention {
   ValueId additive = kNoValue;  // Add(scores, mask)
 };
 
-bool is_float(const Graph& graph, ValueId id) { return id != kNoValue && graph.type(id).dtype == DType::Float32; }
-
-// The single value of a constant whose elements are all equal.
-std::optional<float> scalar_constant(const Graph& graph, ValueId id) {
-  if (id == kNoValue || !graph.value(id).is_constant()) return std::nullopt;
-  const std::vector<float> values = onednn::constant_values(*graph.value(id).constant);
-  if (values.empty() || std::any_of(values.begin(), values.end(), [&](float x) { return !(x == values[0]); })) {
-    return std::nullopt;
-  }
-  return values[0];
-}
+using onednn::is_f32;
+using onednn::uniform_constant;
 
 // A constant that broadcasts against scores [B..., Lq, Lk] along their last
 // two axes only (its other dims are 1).
@@ -69,7 +60,7 @@ class Matcher {
   std::optional<Attention> match(size_t first) {
     a_ = Attention{};
     const Node& m1 = graph_.nodes()[first];
-    if (!is_op(m1, "MatMul", 2) || !is_float(graph_, m1.inputs[0]) || !is_float(graph_, m1.inputs[1])) return std::nullopt;
+    if (!is_op(m1, "MatMul", 2) || !is_f32(graph_, m1.inputs[0]) || !is_f32(graph_, m1.inputs[1])) return std::nullopt;
     const Shape& s = graph_.type(m1.outputs[0]).shape;
     if (s.size() < 2) return std::nullopt;
     a_.nodes = {first};
@@ -110,7 +101,7 @@ class Matcher {
     if (!is_op(n, n.op == "Div" ? "Div" : "Mul", 2) || graph_.type(n.outputs[0]) != graph_.type(x)) return x;
     const bool first = n.inputs[0] == x;
     if (n.op == "Div" && !first) return x;
-    const std::optional<float> c = scalar_constant(graph_, first ? n.inputs[1] : n.inputs[0]);
+    const std::optional<float> c = uniform_constant(graph_, first ? n.inputs[1] : n.inputs[0]);
     if (!c || (n.op == "Div" && *c == 0.f)) return x;
     a_.scale = n.op == "Div" ? 1.f / *c : *c;  // x / c as x * (1 / c): within an ulp
     a_.nodes.push_back(*next);
@@ -126,12 +117,12 @@ class Matcher {
     if (n.outputs.size() != 1 || n.outputs[0] == kNoValue || graph_.type(n.outputs[0]) != graph_.type(x)) return x;
     if (is_op(n, "Where", 3) && (n.inputs[1] == x) != (n.inputs[2] == x)) {
       const ValueId condition = n.inputs[0];
-      const std::optional<float> fill = scalar_constant(graph_, n.inputs[1] == x ? n.inputs[2] : n.inputs[1]);
+      const std::optional<float> fill = uniform_constant(graph_, n.inputs[1] == x ? n.inputs[2] : n.inputs[1]);
       if (!fill || graph_.type(condition).dtype != DType::Bool || !is_score_mask(graph_, condition, scores)) return x;
       a_.condition = condition, a_.fill = *fill, a_.fill_where_true = n.inputs[2] == x;
     } else if (is_op(n, "Add", 2) && (n.inputs[0] == x) != (n.inputs[1] == x)) {
       const ValueId mask = n.inputs[0] == x ? n.inputs[1] : n.inputs[0];
-      if (!is_float(graph_, mask) || !is_score_mask(graph_, mask, scores)) return x;
+      if (!is_f32(graph_, mask) || !is_score_mask(graph_, mask, scores)) return x;
       a_.additive = mask;
     } else {
       return x;
@@ -185,7 +176,7 @@ class Matcher {
     const Shape& out = graph_.type(a_.out).shape;
     const size_t rank = scores.size();
     if (q.size() != rank || k.size() != rank || v.size() != rank || out.size() != rank) return false;
-    if (!is_float(graph_, a_.v) || !is_float(graph_, a_.out)) return false;
+    if (!is_f32(graph_, a_.v) || !is_f32(graph_, a_.out)) return false;
     for (size_t i = 0; i + 2 < rank; ++i) {
       if (q[i] != scores[i] || k[i] != scores[i] || v[i] != scores[i] || out[i] != scores[i]) return false;
     }

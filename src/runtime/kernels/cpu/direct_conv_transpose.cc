@@ -31,7 +31,6 @@ int64_t floor_div(int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1)
 struct Phase {
   int64_t ay = 0, ax = 0;     // its first output row and column
   int64_t rows = 0, cols = 0;  // its output rows and columns
-  int64_t flat = 0;           // its flattened length: (rows - 1) QW + cols
   PackedWeights weights;      // [cout][cin x taps]
   std::vector<int64_t> tap_offset;  // per (ci, tap): the B row's start in the padded planes
 };
@@ -130,7 +129,6 @@ class ConvTransposeKernel : public Kernel {
     for (size_t i = 0; i < phases_.size(); ++i) {
       Phase& phase = phases_[i];
       const auto& [ty, tx] = phase_taps[i];
-      phase.flat = (phase.rows - 1) * qw_ + phase.cols;
       const int64_t depth = s_.cin * int64_t(ty.k.size() * tx.k.size());
       std::vector<float> a(size_t(s_.cout * depth));
       for (int64_t co = 0; co < s_.cout; ++co) {

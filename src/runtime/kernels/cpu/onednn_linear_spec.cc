@@ -13,8 +13,6 @@ using dims = dnnl::memory::dims;
 
 namespace {
 
-bool is_f32(const Graph& graph, ValueId id) { return id != kNoValue && graph.type(id).dtype == DType::Float32; }
-
 bool has_input(const Node& node, size_t i) { return node.inputs.size() > i && node.inputs[i] != kNoValue; }
 
 int64_t product(const dims& d, size_t begin) {
@@ -335,9 +333,7 @@ bool is_op_with_scalar(const Graph& graph, const Node& node, const char* op, Val
     if (!either_side || node.inputs[1] != x) return false;
     other = node.inputs[0];
   }
-  if (other == kNoValue || !graph.value(other).is_constant()) return false;
-  const std::vector<float> values = constant_values(*graph.value(other).constant);
-  return !values.empty() && std::all_of(values.begin(), values.end(), [&](float v) { return v == value; });
+  return uniform_constant(graph, other) == value;
 }
 
 // HardSwish as fission writes it (elementwise_rules.cc), x * Min(Max(x / 6 +
@@ -429,6 +425,17 @@ void LinearBias::bind(const KernelArgs& args) {
   if (input_ < 0) return;
   const float* b = static_cast<const float*>(args.inputs[size_t(input_)]);
   for (size_t c = 0; c < values_.size(); ++c) values_[c] = constant_[c] + b[c];
+}
+
+bool is_f32(const Graph& graph, ValueId id) { return id != kNoValue && graph.type(id).dtype == DType::Float32; }
+
+std::optional<float> uniform_constant(const Graph& graph, ValueId id) {
+  if (id == kNoValue || !graph.value(id).is_constant()) return std::nullopt;
+  const std::vector<float> values = constant_values(*graph.value(id).constant);
+  if (values.empty() || std::any_of(values.begin(), values.end(), [&](float x) { return !(x == values[0]); })) {
+    return std::nullopt;
+  }
+  return values[0];
 }
 
 std::vector<float> constant_values(const Tensor& t) {

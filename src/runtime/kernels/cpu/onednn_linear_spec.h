@@ -97,6 +97,11 @@ class LinearBias {
 
 // A constant's elements as floats (weights, biases, post-op operands).
 std::vector<float> constant_values(const Tensor& t);
+// The value of a constant whose elements all equal it (a scalar, or one
+// broadcast); nullopt for a runtime value or an uneven constant.
+std::optional<float> uniform_constant(const Graph& graph, ValueId id);
+// Whether `id` is a float32 value.
+bool is_f32(const Graph& graph, ValueId id);
 
 // Row-major strides of `dims`.
 dnnl::memory::dims dense_strides(const dnnl::memory::dims& dims);
