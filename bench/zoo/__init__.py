@@ -23,7 +23,7 @@ class ZooModel:
 MODELS: Dict[str, ZooModel] = {}
 
 FAMILIES = ["classic", "style", "detection", "segmentation", "efficientvit", "gans", "super_resolution", "gcn",
-            "csrnet", "attention", "unet"]
+            "csrnet", "attention", "unet", "recurrent"]
 
 
 def model(name, source, description, input_names=("input",), quick=False):

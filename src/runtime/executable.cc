@@ -1,6 +1,7 @@
 #include "runtime/executable.h"
 
 #include "runtime/memory_check.h"
+#include "runtime/shared_constants.h"
 
 #include <algorithm>
 #include <chrono>
@@ -70,6 +71,7 @@ void Executable::make_kernels() {
   }
   for (ValueId id : graph.outputs()) readers[size_t(id)] = -1;  // returned as is: kept
   const std::shared_ptr<const cpu::SharedLibrary> library = load_generated_library(program_);
+  const SharedConstantsScope shared;  // kernels reading one constant pack it once
   for (const KernelGroup& group : program_.kernels) {
     kernels_.push_back(group.symbol.empty() ? make_cpu_kernel(graph, group)
                                             : cpu::make_generated_kernel(library, graph, group));

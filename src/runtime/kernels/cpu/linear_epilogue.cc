@@ -155,7 +155,7 @@ void LinearEpilogue::bind(const KernelArgs& args) {
   }
 }
 
-void LinearEpilogue::apply(float* y, int64_t offset, int64_t channel, int64_t n) const {
+void LinearEpilogue::apply_run(float* y, int64_t offset, int64_t channel, int64_t n, bool columns) const {
   for (const Step& step : tail_) {
     const Epilogue& e = step.epilogue;
     if (e.kind == EpilogueKind::Eltwise) {
@@ -163,6 +163,9 @@ void LinearEpilogue::apply(float* y, int64_t offset, int64_t channel, int64_t n)
     } else if (step.tensor) {
       const float* t = step.tensor + offset;
       apply_binary(e.algorithm, y, n, [t](int64_t i) { return t[i]; });
+    } else if (columns && e.values.size() > 1) {
+      const float* v = e.values.data() + channel;
+      apply_binary(e.algorithm, y, n, [v](int64_t i) { return v[i]; });
     } else {
       const float v = e.values.size() == 1 ? e.values[0] : e.values[size_t(channel)];
       apply_binary(e.algorithm, y, n, [v](int64_t) { return v; });

@@ -21,8 +21,9 @@ bool epilogue_supported(const onednn::Epilogue& e);
 // exp / sigmoid / tanh of fast_math).
 void apply_eltwise(const onednn::Epilogue& e, float* y, int64_t n);
 
-// A group's bias (onednn::LinearBias) and its other epilogues in order. The output's channel axis
-// is 1 (Conv, ConvTranspose).
+// A group's bias (onednn::LinearBias) and its other epilogues in order, on
+// runs of one output channel (Conv, ConvTranspose: channel axis 1) or of
+// consecutive channels (MatMul: the channel is the column).
 class LinearEpilogue {
  public:
   // Requires every epilogue of `spec` to be epilogue_supported.
@@ -33,7 +34,12 @@ class LinearEpilogue {
   const float* biases() const { return bias_.data(); }
   // The epilogues after the bias on y[0, n), which are the output's elements
   // [offset, offset + n) of channel `channel`.
-  void apply(float* y, int64_t offset, int64_t channel, int64_t n) const;
+  void apply(float* y, int64_t offset, int64_t channel, int64_t n) const { apply_run(y, offset, channel, n, false); }
+  // The same on y[0, n) that are the output's elements [offset, offset + n)
+  // of channels [channel, channel + n) (a row segment of a MatMul).
+  void apply_columns(float* y, int64_t offset, int64_t channel, int64_t n) const {
+    apply_run(y, offset, channel, n, true);
+  }
   // Whether the kernel reads group input `input` at run time.
   bool reads_input(size_t input) const;
 
@@ -43,6 +49,8 @@ class LinearEpilogue {
     int tensor_input = -1;  // Binary with a runtime tensor: its group input
     const float* tensor = nullptr;
   };
+  void apply_run(float* y, int64_t offset, int64_t channel, int64_t n, bool columns) const;
+
   onednn::LinearBias bias_;
   std::vector<Step> tail_;
 };

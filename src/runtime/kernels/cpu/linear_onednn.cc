@@ -3,9 +3,10 @@
 // supported is decided once, in onednn_linear_spec.cc, for both the plan
 // (linear_group_supported) and the kernel (make_linear_kernel). oneDNN is
 // the default implementation; the others (ConvTranspose as GEMM + col2im,
-// direct convolutions) read the same spec.
+// direct convolutions, few-row matrix products) read the same spec.
 #include "runtime/kernels/cpu/conv_transpose_gemm.h"
 #include "runtime/kernels/cpu/direct_conv.h"
+#include "runtime/kernels/cpu/direct_matmul.h"
 #include "runtime/kernels/cpu/onednn_linear_kernel.h"
 #include "runtime/kernels/cpu/registry.h"
 #include "support/error.h"
@@ -19,7 +20,11 @@ std::unique_ptr<Kernel> make_linear_kernel(const Graph& graph, const KernelGroup
     if (group.variant != kDirectVariant) {
       ORCHID_FAIL() << "kernel '" << group.name << "' names an unknown implementation '" << group.variant << "'";
     }
-    std::unique_ptr<Kernel> kernel = spec ? make_direct_conv_kernel(graph, group, *spec) : nullptr;
+    std::unique_ptr<Kernel> kernel;
+    if (spec) {
+      kernel = spec->anchor.kind == onednn::LinearKind::MatMul ? make_direct_matmul_kernel(graph, group, *spec)
+                                                               : make_direct_conv_kernel(graph, group, *spec);
+    }
     ORCHID_CHECK(kernel) << "the kernel group '" << group.name << "' has no '" << group.variant
                          << "' implementation";
     return kernel;
@@ -41,7 +46,7 @@ std::unique_ptr<Kernel> make_linear_kernel(const Graph& graph, const KernelGroup
 
 std::vector<std::string> linear_variants(const Graph& graph, const KernelGroup& group) {
   std::optional<onednn::LinearSpec> spec = onednn::analyze_group(graph, group);
-  if (spec && direct_conv_supported(graph, *spec)) return {kDirectVariant};
+  if (spec && (direct_conv_supported(graph, *spec) || direct_matmul_supported(graph, *spec))) return {kDirectVariant};
   return {};
 }
 
