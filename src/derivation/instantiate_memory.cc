@@ -11,6 +11,7 @@
 #include "derivation/instantiate_internal.h"
 #include "ir/expr_affine.h"
 #include "ir/expr_utils.h"
+#include "ir/op_traits.h"
 
 namespace orchid::derivation::inst {
 
@@ -301,30 +302,6 @@ namespace {
 // vary) or rank 0; nullopt when identically zero.
 using Lowered = std::optional<ValueId>;
 
-const char* onnx_op_of(Func f) {
-  switch (f) {
-    case Func::Relu:
-      return "Relu";
-    case Func::Exp:
-      return "Exp";
-    case Func::Tanh:
-      return "Tanh";
-    case Func::Sigmoid:
-      return "Sigmoid";
-    case Func::Sqrt:
-      return "Sqrt";
-    case Func::Neg:
-      return "Neg";
-    case Func::Abs:
-      return "Abs";
-    case Func::Log:
-      return "Log";
-    case Func::Erf:
-      return "Erf";
-  }
-  return "?";
-}
-
 ValueId index_as_value(Emitter& em, Expr index, const std::vector<IterRange>& targets) {
   if (num_points(targets) > kMaxGatherTable) ORCHID_FAIL() << "index used as a value over too many points";
   Tensor table(DType::Float32, extents_of(targets));
@@ -367,7 +344,7 @@ Lowered lower_value(Emitter& em, Expr e, const std::vector<IterRange>& targets) 
   if (const auto* bin = e->try_as<BinaryNode>()) return lower_binary(em, *bin, targets);
   const auto& call = e->as<CallNode>();
   Lowered arg = lower_value(em, call.arg(), targets);
-  if (arg) return em.builder.unary(onnx_op_of(call.func()), *arg);
+  if (arg) return em.builder.unary(std::string(op_of_func(call.func())), *arg);
   double at_zero = func_info(call.func()).apply(0.0);
   if (at_zero == 0.0) return std::nullopt;
   return em.builder.scalar(at_zero, DType::Float32);

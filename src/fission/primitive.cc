@@ -1,59 +1,10 @@
 #include "fission/primitive.h"
 
-#include <map>
-
 #include "reference/ops/banded.h"
 
 namespace orchid::fission {
 
 namespace {
-
-struct PrimitiveInfo {
-  PrimitiveKind kind;
-  // Inputs that must be constants for the node to be a primitive (they decide
-  // output shapes or index maps), by position.
-  std::vector<size_t> constant_inputs;
-};
-
-const std::map<std::string, PrimitiveInfo>& primitive_table() {
-  using K = PrimitiveKind;
-  static const std::map<std::string, PrimitiveInfo> table = [] {
-    std::map<std::string, PrimitiveInfo> t;
-    for (const char* op : {"Abs", "Neg", "Floor", "Ceil", "Round", "Sqrt", "Reciprocal", "Exp", "Log",
-                           "Sin", "Cos", "Tan", "Asin", "Acos", "Atan", "Sinh", "Cosh", "Asinh", "Acosh",
-                           "Atanh", "Erf", "Sign", "Tanh", "Sigmoid", "Relu", "Not", "IsNaN", "IsInf",
-                           "BitwiseNot", "Cast"}) {
-      t[op] = {K::Elementwise, {}};
-    }
-    for (const char* op : {"Add", "Sub", "Mul", "Div", "Pow", "Mod", "Max", "Min", "And", "Or", "Xor",
-                           "Equal", "Less", "LessOrEqual", "Greater", "GreaterOrEqual", "BitShift",
-                           "BitwiseAnd", "BitwiseOr", "BitwiseXor", "Where"}) {
-      t[op] = {K::Elementwise, {}};
-    }
-    for (const char* op : {"ReduceSum", "ReduceMax", "ReduceMin", "ReduceProd"}) t[op] = {K::Reduce, {1}};
-    for (const char* op : {"ArgMax", "ArgMin"}) t[op] = {K::Reduce, {}};
-    t["CumSum"] = {K::Reduce, {1}};
-    t["Transpose"] = {K::Layout, {}};
-    t["Reshape"] = {K::Layout, {1}};
-    t["Slice"] = {K::Layout, {1, 2, 3, 4}};
-    t["Concat"] = {K::Layout, {}};
-    t["Pad"] = {K::Layout, {1, 2, 3}};
-    t["Expand"] = {K::Layout, {1}};
-    t["Gather"] = {K::Layout, {}};
-    t["MatMul"] = {K::Linear, {}};
-    t["Conv"] = {K::Linear, {}};
-    t["ConvTranspose"] = {K::Linear, {}};
-    for (const char* op : {"NonMaxSuppression", "TopK", "NonZero", "Unique", "Compress", "RoiAlign",
-                           "GridSample", "ScatterElements", "ScatterND", "Scatter", "GatherElements",
-                           "GatherND", "Det", "MaxUnpool", "QuantizeLinear",
-                           "DequantizeLinear", "DynamicQuantizeLinear", "QLinearMatMul", "QLinearConv",
-                           "MatMulInteger", "ConvInteger", "MaxRoiPool", "ReverseSequence"}) {
-      t[op] = {K::Opaque, {}};
-    }
-    return t;
-  }();
-  return table;
-}
 
 bool is_constant_input(const Node& node, const Graph& graph, size_t i) {
   return i >= node.inputs.size() || node.inputs[i] == kNoValue || graph.value(node.inputs[i]).is_constant();
@@ -95,9 +46,9 @@ std::optional<PrimitiveKind> primitive_kind(const Node& node, const Graph& graph
     if (reference::is_banded_op(node)) return PrimitiveKind::Linear;
     return std::nullopt;
   }
-  auto it = primitive_table().find(node.op);
-  if (it == primitive_table().end()) return std::nullopt;
-  for (size_t i : it->second.constant_inputs) {
+  const OpTraits* traits = op_traits(node.op);
+  if (traits == nullptr) return std::nullopt;
+  for (size_t i : traits->constant_inputs) {
     if (is_constant_input(node, graph, i)) continue;
     // A scan whose axis is only known at run time has no index map to
     // rewrite into; it stays whole, as an opaque primitive.
@@ -105,7 +56,7 @@ std::optional<PrimitiveKind> primitive_kind(const Node& node, const Graph& graph
     return std::nullopt;
   }
   if (!has_primitive_form(node, graph)) return std::nullopt;
-  return it->second.kind;
+  return traits->kind;
 }
 
 }  // namespace orchid::fission

@@ -28,10 +28,12 @@
 #include <string>
 
 #include "ir/graph.h"
+#include "ir/op_traits.h"
 
 namespace orchid::fission {
 
-enum class PrimitiveKind { Elementwise, Reduce, Layout, Linear, Opaque };
+// The classes above (ir/op_traits.h keeps each primitive's class and other facts).
+using orchid::PrimitiveKind;
 
 const char* primitive_kind_name(PrimitiveKind kind);
 

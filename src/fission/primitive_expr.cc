@@ -88,42 +88,22 @@ namespace {
 
 // ---- Elementwise ------------------------------------------------------------
 
-// Unary operators as a function of the operand.
-using UnaryForm = Expr (*)(Expr);
-
-const std::map<std::string, UnaryForm>& unary_forms() {
+// Unary operators as a function of the operand: the Expr function the
+// operator is (ir/op_traits.h), or a composition of them.
+Expr apply_unary(const std::string& op, Expr x) {
+  if (std::optional<expr::Func> f = op_traits(op)->func) return expr::call(*f, x);
   using expr::Func;
-  static const std::map<std::string, UnaryForm> table = {
-      {"Relu", [](Expr x) { return expr::call(Func::Relu, x); }},
-      {"Exp", [](Expr x) { return expr::call(Func::Exp, x); }},
-      {"Tanh", [](Expr x) { return expr::call(Func::Tanh, x); }},
-      {"Sigmoid", [](Expr x) { return expr::call(Func::Sigmoid, x); }},
-      {"Sqrt", [](Expr x) { return expr::call(Func::Sqrt, x); }},
-      {"Neg", [](Expr x) { return expr::call(Func::Neg, x); }},
-      {"Abs", [](Expr x) { return expr::call(Func::Abs, x); }},
-      {"Log", [](Expr x) { return expr::call(Func::Log, x); }},
-      {"Erf", [](Expr x) { return expr::call(Func::Erf, x); }},
-      {"Reciprocal", [](Expr x) { return expr::div(expr::constant(1.0), x); }},
-      {"Sinh",
-       [](Expr x) {
-         return expr::mul(expr::sub(expr::call(Func::Exp, x), expr::call(Func::Exp, expr::neg(x))),
-                          expr::constant(0.5));
-       }},
-      {"Cosh",
-       [](Expr x) {
-         return expr::mul(expr::add(expr::call(Func::Exp, x), expr::call(Func::Exp, expr::neg(x))),
-                          expr::constant(0.5));
-       }},
-  };
-  return table;
+  if (op == "Reciprocal") return expr::div(expr::constant(1.0), x);
+  const Expr e = expr::call(Func::Exp, x), e_neg = expr::call(Func::Exp, expr::neg(x));
+  ORCHID_CHECK(op == "Sinh" || op == "Cosh") << "no Expr form for " << op;
+  return expr::mul(op == "Sinh" ? expr::sub(e, e_neg) : expr::add(e, e_neg), expr::constant(0.5));
 }
 
 Expr unary_form(const ExprContext& ctx) {
   if (!ctx.require_float({0})) return nullptr;
-  UnaryForm form = unary_forms().at(ctx.node.op);
   Expr x = ctx.input_tensor(0);
   return elementwise_scope(ctx.output_type().shape, [&](const std::vector<Expr>& i) {
-    return form(expr::access(x, i));
+    return apply_unary(ctx.node.op, expr::access(x, i));
   });
 }
 
@@ -270,14 +250,20 @@ Expr no_select(const ExprContext& ctx) {
 const std::map<std::string, FormBuilder>& form_table() {
   static const std::map<std::string, FormBuilder> table = [] {
     std::map<std::string, FormBuilder> t;
-    for (const auto& [op, form] : unary_forms()) t[op] = unary_form;
-    t["Cast"] = cast_form;
-    for (const char* op : {"Add", "Sub", "Mul", "Div", "Max", "Min"}) t[op] = binary_form;
-    t["Pow"] = pow_form;
-    for (const char* op : {"Where", "Equal", "Less", "LessOrEqual", "Greater", "GreaterOrEqual", "Not", "And", "Or",
-                           "Xor", "IsNaN", "IsInf", "Sign"}) {
-      t[op] = no_select;
+    for (const OpTraits& op : all_op_traits()) {
+      const std::string name(op.op);
+      if (op.func) t[name] = unary_form;
+      if (op.element == ElementClass::Arithmetic && op.arity == 2) t[name] = binary_form;
+      const ElementClass e = op.element;
+      if (e == ElementClass::Compare || e == ElementClass::Logic || e == ElementClass::Select ||
+          e == ElementClass::Predicate) {
+        t[name] = no_select;
+      }
     }
+    for (const char* op : {"Reciprocal", "Sinh", "Cosh"}) t[op] = unary_form;
+    t["Sign"] = no_select;
+    t["Cast"] = cast_form;
+    t["Pow"] = pow_form;
     t["ReduceSum"] = reduce_sum_form;
     for (const char* op : {"ReduceMax", "ReduceMin", "ReduceProd"}) t[op] = reduce_unsupported;
     for (const char* op : {"ArgMax", "ArgMin"}) t[op] = arg_reduce_unsupported;

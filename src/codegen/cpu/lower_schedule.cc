@@ -11,6 +11,7 @@
 
 #include "codegen/cpu/lower_internal.h"
 #include "codegen/kernel_ir/hoist.h"
+#include "ir/op_traits.h"
 #include "reference/ops/op_utils.h"
 #include "support/error.h"
 
@@ -29,15 +30,14 @@ constexpr int64_t kChunk = 256;
 // outweighs contiguous loads.
 constexpr size_t kMaxRuns = 8;
 
-const std::set<std::string> kExpensive = {"Exp",  "Log",  "Tanh",  "Sigmoid", "Erf",   "Pow",   "Sin",
-                                          "Cos",  "Tan",  "Asin",  "Acos",    "Atan",  "Sinh",  "Cosh",
-                                          "Asinh", "Acosh", "Atanh"};
-
 bool is_reduction(const Node& node) { return node.op.rfind("Reduce", 0) == 0; }
 
 }  // namespace
 
-bool is_expensive(const std::string& op) { return kExpensive.count(op) > 0; }
+bool is_expensive(const std::string& op) {
+  const OpTraits* t = op_traits(op);
+  return t != nullptr && t->transcendental;
+}
 
 namespace {
 

@@ -4,9 +4,9 @@
 // (float16/bfloat16 arithmetic, unusual Pow dtypes) is left to the reference
 // kernel by returning nullptr.
 #include <optional>
-#include <set>
 #include <string>
 
+#include "ir/op_traits.h"
 #include "runtime/kernels/cpu/elementwise_kernel.h"
 #include "runtime/kernels/cpu/registry.h"
 
@@ -14,21 +14,10 @@ namespace orchid::runtime::cpu {
 
 namespace {
 
-// The elementwise primitives of fission/primitive.cc, by arity.
-const std::set<std::string>& unary_ops() {
-  static const std::set<std::string> ops = {
-      "Abs", "Neg", "Floor", "Ceil", "Round", "Sqrt", "Reciprocal", "Exp", "Log", "Sin",
-      "Cos", "Tan", "Asin", "Acos", "Atan", "Sinh", "Cosh", "Asinh", "Acosh", "Atanh",
-      "Erf", "Sign", "Tanh", "Sigmoid", "Relu", "Not", "IsNaN", "IsInf", "BitwiseNot"};
-  return ops;
-}
-
-const std::set<std::string>& binary_ops() {
-  static const std::set<std::string> ops = {
-      "Add", "Sub", "Mul", "Div", "Mod", "Max", "Min", "And", "Or", "Xor",
-      "Equal", "Less", "LessOrEqual", "Greater", "GreaterOrEqual",
-      "BitShift", "BitwiseAnd", "BitwiseOr", "BitwiseXor"};
-  return ops;
+// An elementwise primitive of `arity` operands (ir/op_traits.h).
+bool is_elementwise(const std::string& op, int arity) {
+  const OpTraits* t = op_traits(op);
+  return t != nullptr && t->kind == PrimitiveKind::Elementwise && t->arity == arity;
 }
 
 // Index of `id` in `ids`, or ids.size().
@@ -66,8 +55,9 @@ const Tensor* ElementwiseNode::constant(size_t i) const {
 std::unique_ptr<Kernel> make_elementwise_kernel(const Graph& graph, const KernelGroup& group) {
   if (group.nodes.size() != 1) return nullptr;
   const std::string& op = graph.nodes()[group.nodes[0]].op;
-  const bool unary = unary_ops().count(op) > 0;
-  const bool binary = binary_ops().count(op) > 0;
+  // Pow, Where and Cast have factories of their own.
+  const bool unary = is_elementwise(op, 1) && op != "Cast";
+  const bool binary = is_elementwise(op, 2) && op != "Pow";
   if (!unary && !binary && op != "Pow" && op != "Where" && op != "Cast") return nullptr;
   std::optional<ElementwiseNode> node = describe(graph, group);
   if (!node) return nullptr;
