@@ -165,6 +165,20 @@ std::vector<std::vector<size_t>> find_attentions(const Graph& graph, const Candi
   return attentions;
 }
 
+// The clusters of each MatMul and the Transpose that can be its prologue
+// (EpilogueChains::operand_transpose), which a candidate needs in one part.
+std::vector<std::pair<size_t, size_t>> prologue_spans(const Graph& graph, const ClusterGraph& clusters) {
+  std::vector<std::pair<size_t, size_t>> spans;
+  const EpilogueChains chains(graph);
+  for (size_t node = 0; node < graph.nodes().size(); ++node) {
+    if (std::optional<size_t> transpose = chains.operand_transpose(node)) {
+      const size_t a = clusters.cluster_of[*transpose], b = clusters.cluster_of[node];
+      spans.emplace_back(std::min(a, b), std::max(a, b));
+    }
+  }
+  return spans;
+}
+
 // The first and last cluster of each attention (its candidate needs all of
 // them in one part).
 std::vector<std::pair<size_t, size_t>> attention_spans(const std::vector<std::vector<size_t>>& attentions,
@@ -260,7 +274,20 @@ class Enumerator {
         });
         return inside && rules_.linear_supported(graph_, make_group_(nodes));
       };
-      for (std::vector<size_t>& chain : chains_.prefixes(clusters.members[c][0], accepts)) add_linear(chain, part);
+      const size_t anchor = clusters.members[c][0];
+      std::vector<std::vector<size_t>> chains = chains_.prefixes(anchor, accepts);
+      // With the Transpose computing the anchor's operand (a prologue), the
+      // anchor alone and each chain again.
+      if (std::optional<size_t> transpose = chains_.operand_transpose(anchor)) {
+        std::vector<std::vector<size_t>> bases = {std::vector<size_t>{anchor}};
+        bases.insert(bases.end(), chains.begin(), chains.end());
+        for (std::vector<size_t>& with : bases) {
+          with.push_back(*transpose);
+          std::sort(with.begin(), with.end());
+          if (accepts(with)) chains.push_back(std::move(with));
+        }
+      }
+      for (std::vector<size_t>& chain : chains) add_linear(chain, part);
     }
   }
 
@@ -331,7 +358,9 @@ CandidateSet enumerate_candidates(const Graph& graph, const CandidateRules& rule
   CandidateSet out;
   out.clusters = build_clusters(graph, rules.fusion);
   const std::vector<std::vector<size_t>> attentions = find_attentions(graph, rules);
-  const std::vector<bool> lossless = lossless_boundaries(out.clusters, attention_spans(attentions, out.clusters));
+  std::vector<std::pair<size_t, size_t>> spans = attention_spans(attentions, out.clusters);
+  for (const auto& span : prologue_spans(graph, out.clusters)) spans.push_back(span);
+  const std::vector<bool> lossless = lossless_boundaries(out.clusters, spans);
   Enumerator enumerator(graph, rules, options, attentions, out);
   size_t begin = 0;
   for (size_t b = 1; b <= out.clusters.size(); ++b) {

@@ -5,10 +5,14 @@
 namespace orchid::orchestration {
 
 EpilogueChains::EpilogueChains(const Graph& graph)
-    : graph_(graph), consumers_(graph.num_values()), graph_output_(graph.num_values(), false) {
+    : graph_(graph), consumers_(graph.num_values()), producer_(graph.num_values()),
+      graph_output_(graph.num_values(), false) {
   for (size_t i = 0; i < graph.nodes().size(); ++i) {
     for (ValueId id : graph.nodes()[i].inputs) {
       if (id != kNoValue) consumers_[size_t(id)].push_back(i);
+    }
+    for (ValueId id : graph.nodes()[i].outputs) {
+      if (id != kNoValue) producer_[size_t(id)] = i;
     }
   }
   for (ValueId id : graph.outputs()) graph_output_[size_t(id)] = true;
@@ -64,6 +68,15 @@ std::optional<std::vector<size_t>> EpilogueChains::next_epilogue(ValueId value) 
   std::optional<size_t> next = sole_consumer(value);
   if (!next || graph_.nodes()[*next].outputs.size() != 1) return std::nullopt;
   return std::vector<size_t>{*next};
+}
+
+std::optional<size_t> EpilogueChains::operand_transpose(size_t anchor) const {
+  const Node& node = graph_.nodes()[anchor];
+  if (node.op != "MatMul" || node.inputs.size() != 2 || node.inputs[1] == kNoValue) return std::nullopt;
+  const ValueId operand = node.inputs[1];
+  const std::optional<size_t> producer = producer_[size_t(operand)];
+  if (!producer || graph_.nodes()[*producer].op != "Transpose" || sole_consumer(operand) != anchor) return std::nullopt;
+  return producer;
 }
 
 std::vector<std::vector<size_t>> EpilogueChains::prefixes(

@@ -3,7 +3,9 @@
 // sole readers (a value read by one node only, and not a graph output), or by
 // SiLU's Sigmoid + Mul pair or HardSwish's five nodes, so the kernel writes only its last value and can
 // run at its last node's place. Shared by the baseline plan (the longest
-// chain) and candidate enumeration (every prefix).
+// chain) and candidate enumeration (every prefix). Before a MatMul, the
+// Transpose that computes its second operand can join the kernel too (a
+// prologue: the kernel reads the Transpose's input through strides).
 #pragma once
 
 #include <cstddef>
@@ -23,6 +25,11 @@ class EpilogueChains {
   std::vector<std::vector<size_t>> prefixes(size_t anchor,
                                             const std::function<bool(const std::vector<size_t>&)>& accepts) const;
 
+  // The Transpose node computing a MatMul anchor's second operand, when the
+  // anchor is the only reader of that operand (which the kernel's rules may
+  // still turn down).
+  std::optional<size_t> operand_transpose(size_t anchor) const;
+
  private:
   std::optional<std::vector<size_t>> next_epilogue(ValueId value) const;
   std::optional<std::vector<size_t>> silu_after(ValueId value) const;
@@ -31,6 +38,7 @@ class EpilogueChains {
 
   const Graph& graph_;
   std::vector<std::vector<size_t>> consumers_;  // per value: nodes reading it (once per read)
+  std::vector<std::optional<size_t>> producer_;  // per value: the node computing it
   std::vector<bool> graph_output_;
 };
 

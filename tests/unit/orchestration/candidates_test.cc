@@ -209,5 +209,31 @@ TEST(Candidates, AttentionIsOneLibraryCandidateFromItsSize) {
   }
 }
 
+// q k^T with k^T a Transpose of a runtime value: the Transpose, the MatMul
+// and its epilogue are linear candidates together (the Transpose a
+// prologue), beside the same groups without it; and the Transpose's cluster
+// and the MatMul's stay in one part.
+TEST(Candidates, TransposeOfAMatMulOperandIsAPrologue) {
+  GraphBuilder b;
+  const ValueId k = b.op("Relu", {b.input("k", {2, 16, 8})});
+  const ValueId kt = b.op("Transpose", {k}, runtime::testing::attrs({{"perm", std::vector<int64_t>{0, 2, 1}}}));
+  const ValueId s = b.op("MatMul", {b.input("q", {2, 16, 8}), kt});
+  const Graph g = b.finish(b.op("Tanh", {s}));  // nodes: Relu 0, Transpose 1, MatMul 2, Tanh 3
+  const CandidateSet set = enumerate_candidates(g, cpu_candidate_rules());
+  std::set<std::vector<size_t>> linear;
+  for (const Candidate& c : set.candidates) {
+    if (c.kind == CandidateKind::Linear) linear.insert(c.nodes);
+  }
+  EXPECT_TRUE(linear.count({1, 2}));
+  EXPECT_TRUE(linear.count({1, 2, 3}));
+  EXPECT_TRUE(linear.count({2, 3}));
+  EXPECT_LT(set.clusters.cluster_of[1], set.clusters.cluster_of[2]);
+  for (const Part& part : set.parts) {
+    const bool has_transpose = set.clusters.cluster_of[1] >= part.begin && set.clusters.cluster_of[1] < part.end;
+    const bool has_matmul = set.clusters.cluster_of[2] >= part.begin && set.clusters.cluster_of[2] < part.end;
+    EXPECT_EQ(has_transpose, has_matmul);
+  }
+}
+
 }  // namespace
 }  // namespace orchid::orchestration

@@ -413,3 +413,64 @@ TEST(LinearKernel, SigmoidReadTwiceIsNotSilu) {
 
 }  // namespace
 }  // namespace orchid::runtime
+
+namespace orchid::runtime {
+namespace {
+
+// A MatMul whose second operand is a Transpose of a runtime value (q k^T,
+// Longformer's banded keys): the Transpose is the kernel's prologue, read
+// through permuted strides — last two axes swapped, batch axes moved too,
+// the default (reversed) perm, a rank-2 operand broadcast over A's batch —
+// with and without an epilogue.
+TEST(LinearKernel, MatMulReadsATransposedOperandThroughStrides) {
+  struct Case {
+    Shape a, y;
+    std::vector<int64_t> perm;  // empty: the default perm
+    bool relu;
+  };
+  const std::vector<Case> cases = {
+      {{2, 3, 5, 4}, {2, 3, 6, 4}, {0, 1, 3, 2}, false},
+      {{2, 3, 5, 4}, {3, 2, 6, 4}, {1, 0, 3, 2}, true},
+      {{7, 4}, {9, 4}, {}, true},
+      {{2, 5, 4}, {9, 4}, {1, 0}, false},
+      {{1, 8, 16, 1, 16}, {1, 8, 16, 33, 16}, {0, 1, 2, 4, 3}, false},
+  };
+  for (const Case& c : cases) {
+    Builder b;
+    Attributes a;
+    if (!c.perm.empty()) a = attrs({{"perm", c.perm}});
+    ValueId t = b.op("Transpose", {b.input("y", c.y)}, a);
+    ValueId v = b.op("MatMul", {b.input("a", c.a), t});
+    if (c.relu) v = b.op("Relu", {v});
+    expect_onednn(b.finish(v), "onednn matmul");
+  }
+}
+
+TEST(LinearKernel, TransposePrologueOnlyForAMatMulsSecondOperand) {
+  auto supported = [](const Graph& g) {
+    std::vector<size_t> all;
+    for (size_t i = 0; i < g.nodes().size(); ++i) all.push_back(i);
+    return cpu::linear_group_supported(g, make_group(g, all));
+  };
+  {  // first operand
+    Builder b;
+    ValueId t = b.op("Transpose", {b.input("x", {4, 5})});
+    EXPECT_FALSE(supported(b.finish(b.op("MatMul", {t, b.input("y", {4, 3})}))));
+  }
+  {  // a constant's transpose is folded, not a prologue
+    Builder b;
+    ValueId t = b.op("Transpose", {b.constant({3, 4})});
+    EXPECT_FALSE(supported(b.finish(b.op("MatMul", {b.input("x", {2, 4}), t}))));
+  }
+  {  // the transposed value is also read outside the kernel
+    Builder b;
+    ValueId t = b.op("Transpose", {b.input("y", {3, 4})});
+    ValueId m = b.op("MatMul", {b.input("x", {2, 4}), t});
+    Graph g = b.finish(m);
+    g.outputs().push_back(t);
+    EXPECT_FALSE(supported(g));
+  }
+}
+
+}  // namespace
+}  // namespace orchid::runtime

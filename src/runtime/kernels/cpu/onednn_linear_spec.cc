@@ -352,6 +352,35 @@ bool is_hard_swish(const Graph& graph, const std::vector<const Node*>& nodes, Va
   return (mul.inputs[0] == current && mul.inputs[1] == gate) || (mul.inputs[0] == gate && mul.inputs[1] == current);
 }
 
+// A MatMul's second operand computed by `transpose` (a prologue): the
+// anchor reads the Transpose's input, a non-constant float32 value, with
+// its row-major strides permuted; false for another form.
+bool read_through_transpose(const Graph& graph, const Node& transpose, const Node& matmul, LinearAnchor& anchor) {
+  if (anchor.kind != LinearKind::MatMul || !transpose.domain.empty() || transpose.inputs.size() != 1 ||
+      transpose.outputs.size() != 1 || matmul.inputs[1] != transpose.outputs[0] || matmul.inputs[0] == matmul.inputs[1]) {
+    return false;
+  }
+  const ValueId source = transpose.inputs[0];
+  if (!is_f32(graph, source) || graph.value(source).is_constant()) return false;
+  const Shape& shape = graph.type(source).shape;
+  std::vector<int64_t> perm = transpose.attrs.get_ints("perm");
+  if (!transpose.attrs.has("perm")) {
+    perm.clear();
+    for (size_t i = shape.size(); i-- > 0;) perm.push_back(int64_t(i));
+  }
+  const size_t rank = anchor.weights.size();
+  if (perm.size() != shape.size() || perm.size() > rank) return false;
+  const dims source_strides = dense_strides(dims(shape.begin(), shape.end()));
+  // The MatMul's operand has rank perm.size(), padded with leading 1s to `rank`.
+  const size_t pad = rank - perm.size();
+  for (size_t i = 0; i < perm.size(); ++i) {
+    if (perm[i] < 0 || size_t(perm[i]) >= shape.size()) return false;
+    anchor.weights_strides[pad + i] = source_strides[size_t(perm[i])];
+  }
+  anchor.w = source;
+  return true;
+}
+
 // Whether one of the group's first `count` nodes computes `value` (a binary
 // post-op reads a tensor from outside the kernel only).
 bool computed_before(const Graph& graph, const KernelGroup& group, size_t count, ValueId value) {
@@ -367,13 +396,18 @@ bool computed_before(const Graph& graph, const KernelGroup& group, size_t count,
 
 std::optional<LinearSpec> analyze_group(const Graph& graph, const KernelGroup& group) {
   if (group.nodes.empty()) return std::nullopt;
-  const Node& first = graph.nodes().at(group.nodes[0]);
-  std::optional<LinearAnchor> anchor = analyze_anchor(graph, first);
+  const size_t first = graph.nodes().at(group.nodes[0]).op == "Transpose" ? 1 : 0;  // a prologue
+  if (group.nodes.size() <= first) return std::nullopt;
+  const Node& anchor_node = graph.nodes().at(group.nodes[first]);
+  std::optional<LinearAnchor> anchor = analyze_anchor(graph, anchor_node);
   if (!anchor) return std::nullopt;
+  if (first == 1 && !read_through_transpose(graph, graph.nodes().at(group.nodes[0]), anchor_node, *anchor)) {
+    return std::nullopt;
+  }
   LinearSpec spec{*anchor, {}, {}};
-  ValueId current = first.outputs[0];
+  ValueId current = anchor_node.outputs[0];
   bool bias_allowed = true;
-  for (size_t i = 1; i < group.nodes.size(); ++i) {
+  for (size_t i = first + 1; i < group.nodes.size(); ++i) {
     const Node& node = graph.nodes().at(group.nodes[i]);
     if (i + 1 < group.nodes.size() && is_swish_pair(node, graph.nodes().at(group.nodes[i + 1]), current)) {
       Epilogue swish{EpilogueKind::Eltwise, dnnl::algorithm::eltwise_swish, 1.f, 0.f, {}, {}, kNoValue};

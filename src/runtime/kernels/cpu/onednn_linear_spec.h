@@ -23,7 +23,10 @@ struct LinearAnchor {
   LinearKind kind = LinearKind::Conv;
   ValueId x = kNoValue, w = kNoValue, b = kNoValue;  // b: the operator's own bias input, if any
   dnnl::memory::dims src, weights, dst;
-  dnnl::memory::dims weights_strides;  // the ONNX weight layout over `weights`
+  // The layout of `w` over `weights`: the ONNX weight layout, or for a
+  // MatMul whose second operand is a Transpose of w computed in the kernel
+  // (a prologue), w's row-major strides permuted.
+  dnnl::memory::dims weights_strides;
   // Conv / ConvTranspose only.
   dnnl::memory::dims strides, dilations, pad_l, pad_r;  // dilations as oneDNN counts them (ONNX's - 1)
   int64_t groups = 1;
@@ -66,7 +69,10 @@ std::optional<Epilogue> analyze_epilogue(const Graph& graph, const LinearAnchor&
 bool append_epilogue(std::vector<Epilogue>& epilogues, Epilogue e);
 
 // The whole group: anchor and epilogues, when every node is supported and the
-// group writes only its last node's output.
+// group writes only its last node's output. Before a MatMul anchor the group
+// may hold the Transpose that computes its second operand from a
+// non-constant value (read by the MatMul only, as the group writes one
+// value): oneDNN reads the Transpose's input through permuted strides.
 struct LinearSpec {
   LinearAnchor anchor;
   std::vector<Epilogue> epilogues;
