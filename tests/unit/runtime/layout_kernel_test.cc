@@ -196,5 +196,25 @@ TEST(LayoutKernel, BigCopiesAgreeAcrossThreads) {
   set_num_threads(before);
 }
 
+// Outputs of kStreamingBytes and more are written with streaming stores:
+// a banded Gather of runs (Longformer's keys, 33 MB), a Concat along the
+// last axis whose rows start off the 64-byte lines (24 MB), one long run
+// (a Reshape, 17 MB), at 1 and 2 threads.
+TEST(LayoutKernel, StreamedCopiesOfLargeOutputs) {
+  int before = num_threads();
+  std::vector<int64_t> band;
+  for (int64_t i = 0; i < 1024; ++i) {
+    for (int64_t j = 0; j < 129; ++j) band.push_back(i + j);
+  }
+  const Tensor indices = Tensor::from_vector(DType::Int64, {1024, 129}, band);
+  for (int threads : {1, 2}) {
+    set_num_threads(threads);
+    expect_layout_kernel(one_node_graph("Gather", {var({1, 1152, 64}), cst(indices)}, attrs({{"axis", int64_t(1)}})));
+    expect_layout_kernel(one_node_graph("Concat", {var({3, 1000003}), var({3, 999999})}, attrs({{"axis", int64_t(1)}})));
+    expect_layout_kernel(one_node_graph("Reshape", {var({4100, 1050}), ints({-1})}));
+  }
+  set_num_threads(before);
+}
+
 }  // namespace
 }  // namespace orchid::runtime

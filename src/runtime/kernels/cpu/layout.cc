@@ -235,15 +235,19 @@ class GatherKernel : public Kernel {
     const size_t row_bytes = size_t(inner_) * elem_;
     // Consecutive indices (a pad's interior, a slice) are one copy each.
     const std::vector<Run> runs = runs_of(rows);
+    const bool streaming = size_t(outer_ * num_indices_) * row_bytes >= kStreamingBytes;
     if (runs.size() * 4 <= rows.size() || row_bytes >= 256) {
       const int64_t per_task = std::max<int64_t>(1, 65536 / int64_t(row_bytes * rows.size() / runs.size()));
-      parallel_for(outer_ * int64_t(runs.size()), per_task, [&](int64_t begin, int64_t end) {
+      const int64_t num_runs = int64_t(runs.size());
+      parallel_for(outer_ * num_runs, per_task, [&](int64_t begin, int64_t end) {
+        int64_t a = begin / num_runs, k = begin % num_runs;
         for (int64_t r = begin; r < end; ++r) {
-          const int64_t a = r / int64_t(runs.size());
-          const Run& run = runs[size_t(r % int64_t(runs.size()))];
-          std::memcpy(out + size_t(a * num_indices_ + run.first) * row_bytes,
-                      data + size_t(a * axis_dim_ + run.source) * row_bytes, size_t(run.length) * row_bytes);
+          const Run& run = runs[size_t(k)];
+          copy_bytes(out + size_t(a * num_indices_ + run.first) * row_bytes,
+                     data + size_t(a * axis_dim_ + run.source) * row_bytes, size_t(run.length) * row_bytes, streaming);
+          if (++k == num_runs) k = 0, ++a;
         }
+        if (streaming) stream_fence();
       });
       return;
     }

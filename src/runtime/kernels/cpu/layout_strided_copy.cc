@@ -3,6 +3,10 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+
+#if defined(__AVX512F__)
+#include <immintrin.h>
+#endif
 #include <optional>
 
 #include "support/error.h"
@@ -51,23 +55,27 @@ int64_t numel_of(const std::vector<CopyDim>& dims) {
   return n;
 }
 
-// Innermost loop contiguous on both sides (or no loop at all): memcpy of rows.
+// Innermost loop contiguous on both sides (or no loop at all): memcpy of rows
+// (streaming stores for outputs of kStreamingBytes and more).
 template <typename E>
 void copy_rows(const StridedCopy& copy, const E* in, E* out) {
   std::vector<CopyDim> outer(copy.dims.begin(), copy.dims.end() - (copy.dims.empty() ? 0 : 1));
   int64_t row = copy.dims.empty() ? 1 : copy.dims.back().size;
+  const bool streaming = size_t(copy_numel(copy)) * sizeof(E) >= kStreamingBytes;
   if (outer.empty()) {
     // One long run: split it so that big copies still use every thread.
     parallel_for(row, kElementsPerTask * 4, [&](int64_t begin, int64_t end) {
-      std::memcpy(out + copy.out_base + begin, in + copy.in_base + begin, size_t(end - begin) * sizeof(E));
+      copy_bytes(out + copy.out_base + begin, in + copy.in_base + begin, size_t(end - begin) * sizeof(E), streaming);
+      if (streaming) stream_fence();
     });
     return;
   }
   parallel_for(numel_of(outer), std::max<int64_t>(1, kElementsPerTask / std::max<int64_t>(row, 1)),
                [&](int64_t begin, int64_t end) {
                  walk(outer, begin, end, copy.in_base, copy.out_base, [&](int64_t, int64_t i, int64_t o) {
-                   std::memcpy(out + o, in + i, size_t(row) * sizeof(E));
+                   copy_bytes(out + o, in + i, size_t(row) * sizeof(E), streaming);
                  });
+                 if (streaming) stream_fence();
                });
 }
 
@@ -245,6 +253,31 @@ StridedCopy coalesce(StridedCopy copy) {
 }
 
 int64_t copy_numel(const StridedCopy& copy) { return numel_of(copy.dims); }
+
+void copy_bytes(void* dst, const void* src, size_t bytes, bool streaming) {
+#if defined(__AVX512F__)
+  if (streaming && bytes >= 256) {
+    auto* d = static_cast<std::byte*>(dst);
+    const auto* s = static_cast<const std::byte*>(src);
+    const size_t head = (64 - reinterpret_cast<uintptr_t>(d) % 64) % 64;
+    std::memcpy(d, s, head);
+    size_t i = head;
+    for (; i + 64 <= bytes; i += 64) {
+      _mm512_stream_si512(reinterpret_cast<__m512i*>(d + i), _mm512_loadu_si512(s + i));
+    }
+    std::memcpy(d + i, s + i, bytes - i);
+    return;
+  }
+#endif
+  (void)streaming;
+  std::memcpy(dst, src, bytes);
+}
+
+void stream_fence() {
+#if defined(__AVX512F__)
+  _mm_sfence();
+#endif
+}
 
 void run_strided_copy(const StridedCopy& copy, size_t elem_size, const void* in, void* out) {
   if (numel_of(copy.dims) == 0) return;
