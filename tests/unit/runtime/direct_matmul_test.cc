@@ -28,7 +28,7 @@ std::vector<size_t> all_nodes(const Graph& graph) {
 }
 
 // The whole graph as one kernel of the "direct" variant, run twice, against the interpreter.
-void expect_direct_matmul(const Graph& graph) {
+void expect_direct_matmul(const Graph& graph, const std::string& implementation = "direct matmul (few rows)") {
   const KernelGroup group = make_group(graph, all_nodes(graph));
   ASSERT_EQ(cpu::linear_variants(graph, group), std::vector<std::string>{cpu::kDirectVariant});
   Program program;
@@ -44,7 +44,7 @@ void expect_direct_matmul(const Graph& graph) {
     reference::Comparison c = reference::compare_tensors(got[0], want[0], 1e-4, 1e-4);
     EXPECT_TRUE(c.ok) << c.mismatch;
   }
-  EXPECT_EQ(executable.kernel_info().at(0).implementation, "direct matmul (few rows)");
+  EXPECT_EQ(executable.kernel_info().at(0).implementation, implementation);
 }
 
 // Epilogues after the product `v` of shape `out` (n columns).
@@ -90,6 +90,32 @@ TEST(DirectMatMul, ManyPanelsOnEveryThread) {
   set_num_threads(threads);
 }
 
+// Batched products by a transposed runtime operand (q k^T; Longformer's
+// banded keys), the Transpose the group's prologue: random batch shapes
+// (rank 3 to 5), 1 to 16 rows, depths off the vector width, epilogues.
+TEST(DirectMatMul, DotRowsOfATransposedOperand) {
+  std::mt19937 rng(33);
+  auto pick = [&](int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(rng); };
+  for (int trial = 0; trial < 30; ++trial) {
+    const int64_t m = pick(1, cpu::kDirectMatMulMaxRows), k = pick(1, 150), n = pick(1, 140);
+    Shape batch = {pick(1, 3)};
+    for (int extra = trial % 3; extra > 0; --extra) batch.push_back(pick(1, 4));
+    Shape x = batch, y = batch, out = batch;
+    x.insert(x.end(), {m, k});
+    y.insert(y.end(), {n, k});
+    out.insert(out.end(), {m, n});
+    std::vector<int64_t> perm;
+    for (size_t i = 0; i < y.size(); ++i) perm.push_back(int64_t(i));
+    std::swap(perm[perm.size() - 1], perm[perm.size() - 2]);
+    SCOPED_TRACE("trial " + std::to_string(trial));
+    GraphBuilder b;
+    b.seed = uint32_t(900 + trial);
+    ValueId t = b.op("Transpose", {b.input("y", y)}, attrs({{"perm", perm}}));
+    ValueId v = b.op("MatMul", {b.input("x", x), t});
+    expect_direct_matmul(b.finish(add_epilogue(b, v, trial % 4, n, out)), "direct matmul (dot rows)");
+  }
+}
+
 TEST(DirectMatMul, OtherProductsHaveNoDirectVariant) {
   auto variants = [](Graph g) { return cpu::linear_variants(g, make_group(g, {0})); };
   {  // 17 rows
@@ -103,6 +129,18 @@ TEST(DirectMatMul, OtherProductsHaveNoDirectVariant) {
   {  // B with a batch
     GraphBuilder b;
     EXPECT_TRUE(variants(b.finish(b.op("MatMul", {b.input("x", {2, 1, 4}), b.constant({2, 4, 8})}))).empty());
+  }
+  {  // the first operand broadcast over the transposed one's batch
+    GraphBuilder b;
+    ValueId t = b.op("Transpose", {b.input("y", {3, 8, 4})}, attrs({{"perm", std::vector<int64_t>{0, 2, 1}}}));
+    Graph g = b.finish(b.op("MatMul", {b.input("x", {1, 2, 4}), t}));
+    EXPECT_TRUE(cpu::linear_variants(g, make_group(g, {0, 1})).empty());
+  }
+  {  // a Transpose that moves batch axes: T's rows are not [batch..., n, k]
+    GraphBuilder b;
+    ValueId t = b.op("Transpose", {b.input("y", {2, 3, 8, 4})}, attrs({{"perm", std::vector<int64_t>{1, 0, 3, 2}}}));
+    Graph g = b.finish(b.op("MatMul", {b.input("x", {3, 2, 2, 4}), t}));
+    EXPECT_TRUE(cpu::linear_variants(g, make_group(g, {0, 1})).empty());
   }
   {  // B a vector (no output channel)
     GraphBuilder b;

@@ -7,6 +7,14 @@
 // once and broadcasts each row's X[r][k]. One row alone runs two sums (even
 // and odd k) so that the additions of one accumulator do not wait on each
 // other. The epilogue (bias, then post-ops) runs on each row's panel.
+//
+// A batched product by a transposed runtime operand (the Transpose a
+// prologue of the group, onednn_linear_spec.h), Y[b] = X[b] T[b]^T with
+// T[b] [n, k] read in place: each of Y's elements is the dot product of a
+// row of X[b] and a row of T[b], so every row of T is read once, whole, and
+// its products with the few rows of X are summed across the vector lanes.
+// (oneDNN ran Longformer's 8192 products of 1 x 64 by 64 x 129 at a third
+// of the bytes' bound.)
 #include "runtime/kernels/cpu/direct_matmul.h"
 
 #include <algorithm>
@@ -162,20 +170,112 @@ class DirectMatMulKernel : public Kernel {
   std::shared_ptr<const PackedPanels> packed_;  // shared by the kernels that read the same B
 };
 
+// Y [batch, m, n] = X [batch, m, k] T [batch, n, k]^T, T the prologue
+// Transpose's row-major input, when the group has that form.
+struct DotRowsDims {
+  int64_t batch = 1, m = 0, k = 0, n = 0;
+};
+
+std::optional<DotRowsDims> dot_rows_dims(const Graph& graph, const onednn::LinearAnchor& a) {
+  const size_t rank = a.src.size();
+  if (a.kind != onednn::LinearKind::MatMul || rank < 2 || a.weights.size() != rank || a.channels < 1) {
+    return std::nullopt;
+  }
+  if (graph.value(a.w).is_constant()) return std::nullopt;
+  DotRowsDims d{1, a.src[rank - 2], a.src[rank - 1], a.weights[rank - 1]};
+  // T's rows of k, contiguous, batch after batch: [batch..., n, k] row-major.
+  int64_t stride = d.k * d.n;
+  if (a.weights_strides[rank - 2] != 1 || a.weights_strides[rank - 1] != d.k) return std::nullopt;
+  for (size_t i = rank - 2; i-- > 0;) {
+    if (a.src[i] != a.weights[i] || (a.weights[i] > 1 && a.weights_strides[i] != stride)) return std::nullopt;
+    stride *= a.weights[i];
+    d.batch *= a.src[i];
+  }
+  if (graph.type(a.w).numel() != d.batch * d.n * d.k) return std::nullopt;
+  return d;
+}
+
+// The sum of v's lanes, by halving.
+float lane_sum(simd::Vec v) {
+  using Half = float __attribute__((vector_size(32)));
+  using Quarter = float __attribute__((vector_size(16)));
+  const Half h = __builtin_shufflevector(v, v, 0, 1, 2, 3, 4, 5, 6, 7) +
+                 __builtin_shufflevector(v, v, 8, 9, 10, 11, 12, 13, 14, 15);
+  const Quarter q = __builtin_shufflevector(h, h, 0, 1, 2, 3) + __builtin_shufflevector(h, h, 4, 5, 6, 7);
+  return (q[0] + q[2]) + (q[1] + q[3]);
+}
+
+class DotRowsMatMulKernel : public Kernel {
+ public:
+  DotRowsMatMulKernel(const Graph& graph, const KernelGroup& group, const LinearSpec& spec, const DotRowsDims& d)
+      : d_(d), epilogue_(graph, group, spec) {
+    x_input_ = int(input_slot(group, spec.anchor.x));
+    t_input_ = int(input_slot(group, spec.anchor.w));
+  }
+
+  void run(const KernelArgs& args) override {
+    const float* x = static_cast<const float*>(args.inputs[size_t(x_input_)]);
+    const float* t = static_cast<const float*>(args.inputs[size_t(t_input_)]);
+    float* y = static_cast<float*>(args.outputs[0]);
+    epilogue_.bind(args);
+    const int64_t grain = std::max<int64_t>(1, 16384 / std::max<int64_t>(1, d_.n * d_.k));
+    parallel_for(d_.batch, grain, [&](int64_t begin, int64_t end) {
+      for (int64_t b = begin; b < end; ++b) {
+        float* yb = y + b * d_.m * d_.n;
+        multiply(x + b * d_.m * d_.k, t + b * d_.n * d_.k, yb);
+        for (int64_t r = 0; r < d_.m; ++r) epilogue_.apply_columns(yb + r * d_.n, (b * d_.m + r) * d_.n, 0, d_.n);
+      }
+    });
+  }
+
+  std::string implementation() const override { return "direct matmul (dot rows)"; }
+
+ private:
+  // yb [m, n] = xb [m, k] tb [n, k]^T + bias, rows of xb four at a time.
+  void multiply(const float* xb, const float* tb, float* yb) const {
+    const float* bias = epilogue_.biases();  // zeros without one
+    for (int64_t r0 = 0; r0 < d_.m; r0 += 4) {
+      const int64_t rows = std::min<int64_t>(4, d_.m - r0);
+      for (int64_t j = 0; j < d_.n; ++j) {
+        const float* tj = tb + j * d_.k;
+        simd::Vec acc[4] = {};
+        int64_t i = 0;
+        for (; i + simd::kLanes <= d_.k; i += simd::kLanes) {
+          const simd::Vec tv = simd::load(tj + i);
+          for (int64_t r = 0; r < rows; ++r) acc[r] += simd::load(xb + (r0 + r) * d_.k + i) * tv;
+        }
+        for (int64_t r = 0; r < rows; ++r) {
+          float sum = lane_sum(acc[r]);
+          for (int64_t l = i; l < d_.k; ++l) sum += xb[(r0 + r) * d_.k + l] * tj[l];
+          yb[(r0 + r) * d_.n + j] = sum + bias[j];
+        }
+      }
+    }
+  }
+
+  DotRowsDims d_;
+  LinearEpilogue epilogue_;
+  int x_input_ = -1, t_input_ = -1;
+};
+
 }  // namespace
 
 bool direct_matmul_supported(const Graph& graph, const LinearSpec& spec) {
   const onednn::LinearAnchor& a = spec.anchor;
+  if (spec.out_type.dtype != DType::Float32 || graph.type(a.x).dtype != DType::Float32) return false;
+  if (!std::all_of(spec.epilogues.begin(), spec.epilogues.end(), epilogue_supported)) return false;
+  if (const std::optional<DotRowsDims> d = dot_rows_dims(graph, a)) return d->m <= kDirectMatMulMaxRows && d->k >= 1;
   const std::optional<MatMulDims> d = dims_of(a);
   if (!d || d->m > kDirectMatMulMaxRows || d->k < 1) return false;
-  if (!graph.value(a.w).is_constant() || !graph.value(a.w).constant->defined()) return false;
-  if (spec.out_type.dtype != DType::Float32 || graph.type(a.x).dtype != DType::Float32) return false;
-  return std::all_of(spec.epilogues.begin(), spec.epilogues.end(), epilogue_supported);
+  return graph.value(a.w).is_constant() && graph.value(a.w).constant->defined();
 }
 
 std::unique_ptr<Kernel> make_direct_matmul_kernel(const Graph& graph, const KernelGroup& group,
                                                   const LinearSpec& spec) {
   if (!direct_matmul_supported(graph, spec)) return nullptr;
+  if (const std::optional<DotRowsDims> d = dot_rows_dims(graph, spec.anchor)) {
+    return std::make_unique<DotRowsMatMulKernel>(graph, group, spec, *d);
+  }
   return std::make_unique<DirectMatMulKernel>(graph, group, spec, *dims_of(spec.anchor));
 }
 

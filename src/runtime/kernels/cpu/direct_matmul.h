@@ -8,6 +8,10 @@
 // its own L2 kept from the call before. The group's epilogues run on each
 // row's panel while it is in registers' reach.
 //
+// Also batched products by a transposed runtime operand (q k^T, the
+// Transpose computed in the kernel as its prologue) with few rows per batch
+// item: each output element a dot product of two contiguous rows.
+//
 // It is the "direct" variant of such a MatMul group (KernelGroup::variant),
 // offered beside oneDNN's and chosen by measurement.
 #pragma once
@@ -22,12 +26,14 @@ namespace orchid::runtime::cpu {
 // Rows of X (its leading dimensions folded) up to which the kernel is offered.
 inline constexpr int64_t kDirectMatMulMaxRows = 16;
 
-// Whether the direct kernel computes this group: a float32 MatMul whose
-// second operand is a constant matrix (no batch), at most
-// kDirectMatMulMaxRows rows of the first, with supported epilogues.
+// Whether the direct kernel computes this group: a float32 MatMul, at most
+// kDirectMatMulMaxRows rows of the first operand (per batch item), whose
+// second operand is a constant matrix (no batch) or a Transpose prologue's
+// [batch..., n, k] runtime value (equal batch dimensions), with supported
+// epilogues.
 bool direct_matmul_supported(const Graph& graph, const onednn::LinearSpec& spec);
 
-// The kernel ("direct matmul (few rows)"); nullptr when direct_matmul_supported is false.
+// The kernel ("direct matmul (few rows)", "(dot rows)"); nullptr when direct_matmul_supported is false.
 std::unique_ptr<Kernel> make_direct_matmul_kernel(const Graph& graph, const KernelGroup& group,
                                                   const onednn::LinearSpec& spec);
 

@@ -260,12 +260,12 @@ void copy_bytes(void* dst, const void* src, size_t bytes, bool streaming) {
     auto* d = static_cast<std::byte*>(dst);
     const auto* s = static_cast<const std::byte*>(src);
     const size_t head = (64 - reinterpret_cast<uintptr_t>(d) % 64) % 64;
-    std::memcpy(d, s, head);
+    if (head > 0) std::memcpy(d, s, head);
     size_t i = head;
     for (; i + 64 <= bytes; i += 64) {
       _mm512_stream_si512(reinterpret_cast<__m512i*>(d + i), _mm512_loadu_si512(s + i));
     }
-    std::memcpy(d + i, s + i, bytes - i);
+    if (i < bytes) std::memcpy(d + i, s + i, bytes - i);
     return;
   }
 #endif
