@@ -21,10 +21,10 @@ std::string native_key(const Graph& graph, const runtime::KernelGroup& group) {
 }  // namespace
 
 CostModel::CostModel(const CostModelOptions& options)
-    : cache_(std::make_unique<CostCache>(cache_path_of(options))),
-      machine_(machine_fingerprint(options.threads)),
-      profile_(options.profile) {
-  peaks_ = machine_peaks(*cache_, machine_, options.threads);
+    : cache_(std::make_unique<CostCache>(cache_path_of(options))), profile_(options.profile) {
+  const backend::Backend& target = options.backend ? *options.backend : backend::cpu_backend();
+  machine_ = target.fingerprint(options.threads);
+  peaks_ = machine_peaks(*cache_, machine_, [&] { return target.measure_peaks(options.threads); });
   model_ = std::make_unique<AnalyticalModel>(peaks_);
   model_->calibrate(cache_->records(machine_));
 }

@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 
+#include "backend/backend.h"
 #include "cost/analytical_model.h"
 #include "cost/cost_cache.h"
 #include "cost/profiler.h"
@@ -14,6 +15,9 @@
 namespace orchid::cost {
 
 struct CostModelOptions {
+  // The target: its machine fingerprint keys the cache, its peaks bound
+  // kernels; nullptr: the CPU.
+  const backend::Backend* backend = nullptr;
   std::string cache_path;  // the SQLite file; empty: <default_cache_dir()>/costs.sqlite
   int threads = 1;         // the thread count kernels will run with (part of the machine fingerprint)
   ProfileOptions profile;

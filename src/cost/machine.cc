@@ -145,11 +145,11 @@ MachinePeaks measure_peaks(int threads) {
   return peaks;
 }
 
-MachinePeaks machine_peaks(CostCache& cache, const std::string& machine, int threads) {
+MachinePeaks machine_peaks(CostCache& cache, const std::string& machine, const std::function<MachinePeaks()>& measure) {
   std::optional<double> flops = parse_positive(cache.get_meta(machine, kPeakFlopsMeta));
   std::optional<double> bytes = parse_positive(cache.get_meta(machine, kPeakBytesMeta));
   if (flops && bytes) return {*flops, *bytes};
-  MachinePeaks peaks = measure_peaks(threads);
+  MachinePeaks peaks = measure();
   cache.set_meta(machine, kPeakFlopsMeta, format_double(peaks.flops_per_second));
   cache.set_meta(machine, kPeakBytesMeta, format_double(peaks.bytes_per_second));
   return peaks;

@@ -4,6 +4,7 @@
 // cache under the fingerprint.
 #pragma once
 
+#include <functional>
 #include <string>
 
 namespace orchid::cost {
@@ -24,7 +25,7 @@ inline constexpr const char* kPeakBytesMeta = "peak_bytes_per_second";
 
 // Measures both peaks with `threads` threads (about a second).
 MachinePeaks measure_peaks(int threads);
-// The cached peaks of this machine, measured and stored when missing.
-MachinePeaks machine_peaks(CostCache& cache, const std::string& machine, int threads);
+// The cached peaks of `machine`, measured by `measure` and stored when missing.
+MachinePeaks machine_peaks(CostCache& cache, const std::string& machine, const std::function<MachinePeaks()>& measure);
 
 }  // namespace orchid::cost

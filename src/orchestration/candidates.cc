@@ -4,11 +4,7 @@
 #include <optional>
 #include <unordered_set>
 
-#include "codegen/cpu/compiler.h"
-#include "codegen/cpu/emitter.h"
 #include "orchestration/epilogue_chains.h"
-#include "runtime/kernels/cpu/attention_kernel.h"
-#include "runtime/kernels/cpu/registry.h"
 
 namespace orchid::orchestration {
 
@@ -331,28 +327,6 @@ class Enumerator {
 };
 
 }  // namespace
-
-CandidateRules cpu_candidate_rules() {
-  // Without a working compiler nothing is generated (compiler_available warns).
-  const bool compiler = codegen::cpu::compiler_available();
-  return {cpu_fusion_rules(),
-          [compiler](const Graph& graph, const runtime::KernelGroup& group) {
-            return compiler && codegen::cpu::can_generate(graph, group);
-          },
-          [](const Graph& graph, const runtime::KernelGroup& group) {
-            return runtime::cpu::linear_group_supported(graph, group);
-          },
-          [](const Graph& graph, const runtime::KernelGroup& group) {
-            return runtime::cpu::linear_variants(graph, group);
-          },
-          [](const Graph& graph, size_t matmul) -> std::optional<std::vector<size_t>> {
-            std::optional<std::vector<size_t>> nodes = runtime::cpu::find_attention(graph, matmul);
-            if (!nodes || runtime::cpu::attention_scores(graph, matmul) < runtime::cpu::kMinAttentionScores) {
-              return std::nullopt;
-            }
-            return nodes;
-          }};
-}
 
 CandidateSet enumerate_candidates(const Graph& graph, const CandidateRules& rules, const CandidateOptions& options) {
   CandidateSet out;

@@ -8,7 +8,7 @@
 // states and pairing them, which is quadratic in a state count that is
 // exponential in the graph's width.
 //
-// Legal candidates (the CPU backend can emit them as one kernel):
+// Legal candidates (the backend can emit them as one kernel; the CPU's rules):
 //  - every single primitive (the kernel library, oneDNN for linear ones);
 //  - a linear primitive with each prefix of its epilogue chain that oneDNN's
 //    post-ops compute (epilogue_chains.h, runtime::cpu::linear_group_supported),
@@ -71,7 +71,7 @@ struct CandidateRules {
   // one library kernel (runtime/kernels/cpu/attention_kernel.h), if they form one.
   std::function<std::optional<std::vector<size_t>>(const Graph&, size_t)> attention = {};
 };
-CandidateRules cpu_candidate_rules();
+// A target's rules: backend::Backend::candidate_rules (the CPU's: backend/cpu_backend.cc).
 
 struct CandidateSet {
   ClusterGraph clusters;

@@ -2,10 +2,8 @@
 
 #include <algorithm>
 
-#include "codegen/cpu/emitter.h"
 #include "fission/primitive.h"
 #include "ir/graph_utils.h"
-#include "reference/ops/banded.h"
 
 namespace orchid::orchestration {
 
@@ -68,18 +66,6 @@ void add_edges(const Graph& graph, const std::vector<size_t>& producer, ClusterG
 
 }  // namespace
 
-FusionRules cpu_fusion_rules() {
-  return {[](const Graph& graph, const Node& node) { return codegen::cpu::can_fuse(graph, node); },
-          // Linear candidates are oneDNN kernels (post-op epilogues, native
-          // layouts in the BLP). The banded matmuls are linear primitives too,
-          // but their kernel (runtime/kernels/cpu/banded_kernel.h) takes no
-          // epilogue and reads and writes row-major: with can_fuse false as
-          // well, each runs alone as a library kernel.
-          [](const Graph& graph, const Node& node) {
-            return fission::primitive_kind(node, graph) == fission::PrimitiveKind::Linear &&
-                   !reference::is_banded_op(node);
-          }};
-}
 
 ClusterGraph build_clusters(const Graph& graph, const FusionRules& rules) {
   const size_t n = graph.nodes().size();

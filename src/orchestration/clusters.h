@@ -24,8 +24,7 @@ struct FusionRules {
   std::function<bool(const Graph&, const Node&)> can_fuse;
   std::function<bool(const Graph&, const Node&)> is_linear;
 };
-// The rules of the CPU backend (codegen/cpu and the primitive classes).
-FusionRules cpu_fusion_rules();
+// A target's rules come with its candidate rules (backend::Backend).
 
 struct ClusterGraph {
   std::vector<std::vector<size_t>> members;  // per cluster: node indices, ascending; back() is the root

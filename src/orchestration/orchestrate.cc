@@ -6,13 +6,10 @@
 #include <memory>
 #include <set>
 
-#include "codegen/cpu/compiler.h"
-#include "codegen/cpu/emitter.h"
 #include "cost/cost_model.h"
 #include "ir/graph_utils.h"
 #include "orchestration/layout_model.h"
 #include "orchestration/solver.h"
-#include "runtime/kernels/cpu/generated_kernel.h"
 #include "support/cache_dir.h"
 #include "support/error.h"
 
@@ -51,7 +48,11 @@ struct PartProblem {
 class Orchestrator {
  public:
   Orchestrator(Graph graph, const OrchestrateOptions& options, OrchestrationReport& report)
-      : graph_(std::move(graph)), options_(options), report_(report), make_group_(graph_) {}
+      : graph_(std::move(graph)),
+        options_(options),
+        backend_(options.backend ? *options.backend : backend::cpu_backend()),
+        report_(report),
+        make_group_(graph_) {}
 
   runtime::Program run() {
     enumerate();
@@ -71,7 +72,7 @@ class Orchestrator {
   void enumerate() {
     const auto start = Clock::now();
     notify({"candidates", 0, 0, -1});
-    set_ = enumerate_candidates(graph_, cpu_candidate_rules(), options_.candidates);
+    set_ = enumerate_candidates(graph_, backend_.candidate_rules(), options_.candidates);
     for (const Candidate& candidate : set_.candidates) {
       groups_.push_back(make_group_(candidate.nodes));
       groups_.back().variant = candidate.variant;
@@ -221,6 +222,7 @@ class Orchestrator {
     cost::CostModelOptions cost_options;
     cost_options.cache_path = cost::cost_cache_path(options_.cache_dir);
     cost_options.threads = options_.threads;
+    cost_options.backend = &backend_;
     cost_model_ = std::make_unique<cost::CostModel>(cost_options);
   }
 
@@ -312,12 +314,12 @@ class Orchestrator {
   bool measure(const std::vector<size_t>& candidates) {
     if (candidates.empty()) return false;
     const auto start = Clock::now();
-    std::shared_ptr<const runtime::cpu::SharedLibrary> library = build_generated(candidates);
+    std::shared_ptr<const backend::KernelModule> module = build_generated(candidates);
     size_t done = 0;
     for (size_t i : candidates) {
       const double elapsed = seconds_since(start);
       notify({"profiling", done, candidates.size(), done ? elapsed / double(done) * double(candidates.size() - done) : -1});
-      costs_[i] = {time_candidate(i, library), CostSource::Measured};
+      costs_[i] = {time_candidate(i, module), CostSource::Measured};
       ++report_.measured;
       ++done;
     }
@@ -326,15 +328,11 @@ class Orchestrator {
     return true;
   }
 
-  double time_candidate(size_t i, const std::shared_ptr<const runtime::cpu::SharedLibrary>& library) {
+  double time_candidate(size_t i, const std::shared_ptr<const backend::KernelModule>& module) {
     const runtime::KernelGroup& group = groups_[i];
     std::unique_ptr<runtime::Kernel> kernel;
     try {
-      if (set_.candidates[i].kind == CandidateKind::Generated) {
-        kernel = runtime::cpu::make_generated_kernel(library, graph_, group);
-      } else {
-        kernel = runtime::make_cpu_kernel(graph_, group);
-      }
+      kernel = backend_.make_kernel(graph_, group, module);
     } catch (const std::exception& error) {
       if (report_.unbuildable++ == 0) report_.first_unbuildable = group.name + ": " + error.what();
       return kUnbuildable;
@@ -349,7 +347,7 @@ class Orchestrator {
       note_native(i, seconds);
     } else {
       // A fresh kernel: the timed one writes its output natively now.
-      std::unique_ptr<runtime::Kernel> fresh = runtime::make_cpu_kernel(graph_, group);
+      std::unique_ptr<runtime::Kernel> fresh = backend_.make_kernel(graph_, group, nullptr);
       note_native(i, cost_model_->measure_native(*fresh, graph_, group, kind));
     }
     return seconds;
@@ -365,8 +363,8 @@ class Orchestrator {
     conversion = std::max(conversion, costs_[i].seconds - *native);
   }
 
-  // One library for the generated candidates among `candidates` (nullptr when none).
-  std::shared_ptr<const runtime::cpu::SharedLibrary> build_generated(const std::vector<size_t>& candidates) {
+  // One module for the generated candidates among `candidates` (nullptr when none).
+  std::shared_ptr<const backend::KernelModule> build_generated(const std::vector<size_t>& candidates) {
     std::vector<runtime::KernelGroup> generated;
     for (size_t i : candidates) {
       if (set_.candidates[i].kind == CandidateKind::Generated) generated.push_back(groups_[i]);
@@ -374,10 +372,9 @@ class Orchestrator {
     if (generated.empty()) return nullptr;
     const auto start = Clock::now();
     notify({"codegen", 0, generated.size(), -1});
-    const std::string source = codegen::cpu::emit_library(graph_, generated);
-    const codegen::cpu::BuildResult built = codegen::cpu::build_library(source, cache_dir());
+    const backend::BuiltModule built = backend_.build_module(graph_, generated, cache_dir());
     report_.codegen_seconds += seconds_since(start);
-    return std::make_shared<runtime::cpu::SharedLibrary>(built.library_path, built.sha256);
+    return backend_.load_module(built.path, built.sha256);
   }
 
   // The program: the chosen kernels part by part, each in execution order.
@@ -416,9 +413,9 @@ class Orchestrator {
     if (!generated.empty()) {
       const auto start = Clock::now();
       notify({"codegen", 0, generated.size(), -1});
-      program.generated_source = codegen::cpu::emit_library(graph_, generated);
-      const codegen::cpu::BuildResult built = codegen::cpu::build_library(program.generated_source, cache_dir());
-      program.library_path = built.library_path;
+      backend::BuiltModule built = backend_.build_module(graph_, generated, cache_dir());
+      program.generated_source = std::move(built.source);
+      program.library_path = built.path;
       program.library_sha256 = built.sha256;
       report_.library_cached = built.cached;
       report_.codegen_seconds += seconds_since(start);
@@ -438,6 +435,7 @@ class Orchestrator {
 
   Graph graph_;
   const OrchestrateOptions& options_;
+  const backend::Backend& backend_;
   OrchestrationReport& report_;
   runtime::GroupMaker make_group_;
   CandidateSet set_;

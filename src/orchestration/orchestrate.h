@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "backend/backend.h"
 #include "orchestration/candidates.h"
 #include "runtime/program.h"
 
@@ -28,6 +29,8 @@ struct Progress {
 };
 
 struct OrchestrateOptions {
+  // The target whose kernels are planned, built and timed; nullptr: the CPU.
+  const backend::Backend* backend = nullptr;
   bool profile = true;       // false: analytical costs only (--no-profile)
   int threads = 1;           // the thread count kernels are timed (and will run) with
   std::string cache_dir;     // empty: default_cache_dir()

@@ -10,16 +10,16 @@
 
 #include "ir/graph_utils.h"
 #include "reference/interpreter.h"
-#include "runtime/kernels/cpu/generated_kernel.h"
 #include "support/error.h"
 
 namespace orchid::runtime {
 
 namespace {
 
-// The program's generated kernel library, loaded once when some kernel is
+// The program's generated kernel module, loaded once when some kernel is
 // generated; the kernels keep it loaded.
-std::shared_ptr<const cpu::SharedLibrary> load_generated_library(const Program& program) {
+std::shared_ptr<const backend::KernelModule> load_generated_module(const Program& program,
+                                                                   const backend::Backend& target) {
   const bool any = std::any_of(program.kernels.begin(), program.kernels.end(),
                                [](const KernelGroup& group) { return !group.symbol.empty(); });
   if (!any) return nullptr;
@@ -30,7 +30,7 @@ std::shared_ptr<const cpu::SharedLibrary> load_generated_library(const Program& 
   if (!std::filesystem::is_regular_file(program.library_path, ec)) {
     ORCHID_FAIL() << program.library_path << ": the generated kernel library is missing: compile the model again";
   }
-  return std::make_shared<const cpu::SharedLibrary>(program.library_path, program.library_sha256);
+  return target.load_module(program.library_path, program.library_sha256);
 }
 
 std::string group_ops(const Graph& graph, const KernelGroup& group) {
@@ -41,15 +41,15 @@ std::string group_ops(const Graph& graph, const KernelGroup& group) {
 
 }  // namespace
 
-Executable::Executable(Program program) : program_(std::move(program)) {
+Executable::Executable(Program program, const backend::Backend& target) : program_(std::move(program)) {
   verify_program(program_);
   check_program_fits(program_);  // before a byte of it is allocated
   const Graph& graph = program_.graph;
   weight_bytes_ = constant_bytes(graph);
-  make_kernels();
+  make_kernels(target);
   memory_plan_ = plan_memory(program_, negotiate_layouts());
   const size_t bytes = memory_plan_.arena_bytes + kArenaAlignment;
-  arena_ = std::shared_ptr<std::byte[]>(new std::byte[bytes]);
+  arena_ = target.allocate(bytes);
   const auto address = reinterpret_cast<uintptr_t>(arena_.get());
   arena_base_ = arena_.get() + (kArenaAlignment - address % kArenaAlignment) % kArenaAlignment;
   output_slot_.assign(graph.num_values(), -1);
@@ -63,18 +63,17 @@ Executable::~Executable() = default;
 // Creates the kernels in order. A constant that every reader has packed into
 // its own layout is freed as soon as the last reader is built, so loading
 // never holds all weights twice (peak memory: weights + one layer's copy).
-void Executable::make_kernels() {
+void Executable::make_kernels(const backend::Backend& target) {
   Graph& graph = program_.graph;
   std::vector<int> readers(graph.num_values(), 0);
   for (const KernelGroup& group : program_.kernels) {
     for (ValueId id : group.inputs) readers[size_t(id)] += graph.value(id).is_constant();
   }
   for (ValueId id : graph.outputs()) readers[size_t(id)] = -1;  // returned as is: kept
-  const std::shared_ptr<const cpu::SharedLibrary> library = load_generated_library(program_);
+  const std::shared_ptr<const backend::KernelModule> module = load_generated_module(program_, target);
   const SharedConstantsScope shared;  // kernels reading one constant pack it once
   for (const KernelGroup& group : program_.kernels) {
-    kernels_.push_back(group.symbol.empty() ? make_cpu_kernel(graph, group)
-                                            : cpu::make_generated_kernel(library, graph, group));
+    kernels_.push_back(target.make_kernel(graph, group, module));
     const Kernel& kernel = *kernels_.back();
     kernel_info_.push_back({group.name, group_ops(graph, group), kernel.implementation()});
     for (size_t k = 0; k < group.inputs.size(); ++k) {

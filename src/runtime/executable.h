@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "backend/backend.h"
 #include "runtime/memory_plan.h"
 #include "runtime/program.h"
 
@@ -20,7 +21,8 @@ struct KernelInfo {
 
 class Executable {
  public:
-  explicit Executable(Program program);
+  // The program's kernels made by `target` (generated ones from its module).
+  explicit Executable(Program program, const backend::Backend& target = backend::cpu_backend());
   ~Executable();
   Executable(const Executable&) = delete;
   Executable& operator=(const Executable&) = delete;
@@ -52,7 +54,7 @@ class Executable {
   size_t weight_bytes_ = 0;
   size_t num_native_ = 0;
 
-  void make_kernels();
+  void make_kernels(const backend::Backend& target);
   std::vector<size_t> negotiate_layouts();
 };
 

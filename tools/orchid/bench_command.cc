@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "backend/backend.h"
 #include "common.h"
 #include "cost/analytical_model.h"
 #include "cost/cost_cache.h"
@@ -54,7 +55,9 @@ struct KernelEfficiency {
 // count (measured once, about a second, when missing).
 cost::MachinePeaks cached_peaks(const CompileFlags& flags) {
   cost::CostCache cache(cost::cost_cache_path(flags.cache_dir));
-  return cost::machine_peaks(cache, cost::machine_fingerprint(num_threads()), num_threads());
+  const backend::Backend& target = backend::cpu_backend();
+  const int threads = num_threads();
+  return cost::machine_peaks(cache, target.fingerprint(threads), [&] { return target.measure_peaks(threads); });
 }
 
 nlohmann::json kernel_json(const runtime::KernelInfo& info, const KernelEfficiency& e) {
@@ -73,7 +76,7 @@ double median(std::vector<double> values) {
 
 void bench(const BenchOptions& options) {
   if (options.runs < 1) ORCHID_FAIL() << "--runs must be at least 1";
-  set_num_threads(options.threads);
+  backend::cpu_backend().set_threads(options.threads);
   const auto compile_start = std::chrono::steady_clock::now();
   LoadedModel loaded = load_model(options.model, options.shapes, /*interpreter=*/false, options.compile);
   const cost::ProgramWork work = cost::program_work(*loaded.program);

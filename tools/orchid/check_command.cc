@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 #include <onnx/onnx_pb.h>
 
+#include "backend/backend.h"
 #include "common.h"
 #include "fission/fission.h"
 #include "pipeline.h"
@@ -352,7 +353,7 @@ void add_check_command(CLI::App& app, int& status) {
   options->shapes.add_to(*command);
   command->callback([options, command, &status] {
     if (options->fission && options->interpreter) ORCHID_FAIL() << "--fission and --interpreter exclude each other";
-    set_num_threads(options->threads);
+    backend::cpu_backend().set_threads(options->threads);
     options->rtol_given = command->count("--rtol") > 0;
     options->atol_given = command->count("--atol") > 0;
     bool ok = true;

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "backend/backend.h"
 #include "common.h"
 #include "ir/graph_utils.h"
 #include "pipeline.h"
@@ -80,7 +81,7 @@ void print_orchestration(const orchestration::OrchestrationReport& report) {
 
 void compile_model(const CompileCommandOptions& options) {
   const auto start = std::chrono::steady_clock::now();
-  set_num_threads(options.threads);
+  backend::cpu_backend().set_threads(options.threads);
   orchestration::OrchestrationReport report;
   derivation::DeriveReport derive_report;
   LoadedModel loaded = load_model(options.model, options.shapes, /*interpreter=*/false, options.compile,

@@ -5,6 +5,7 @@
 #include <iostream>
 #include <limits>
 
+#include "backend/backend.h"
 #include "common.h"
 #include "fission/fission.h"
 #include "runtime/artifact.h"
@@ -87,7 +88,7 @@ void add_explain_command(CLI::App& app, int& status) {
   options->compile.add_to(*command);
   options->shapes.add_to(*command);
   command->callback([options, &status] {
-    set_num_threads(options->threads);
+    backend::cpu_backend().set_threads(options->threads);
     if (runtime::is_artifact(options->model)) {
       explain_artifact(*options);
     } else {

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "backend/backend.h"
 #include "common.h"
 #include "cost/machine.h"
 #include "support/parallel.h"
@@ -19,10 +20,10 @@ struct MachineOptions {
 };
 
 void report_peaks(const MachineOptions& options) {
-  set_num_threads(options.threads);
+  backend::cpu_backend().set_threads(options.threads);
   const int threads = num_threads();
-  const cost::MachinePeaks peaks = cost::measure_peaks(threads);
-  const std::string machine = cost::machine_fingerprint(threads);
+  const cost::MachinePeaks peaks = backend::cpu_backend().measure_peaks(threads);
+  const std::string machine = backend::cpu_backend().fingerprint(threads);
   std::cout << fmt::format("{}\npeak GEMM {:.1f} GFLOP/s (oneDNN sgemm, float32), memory bandwidth {:.1f} GB/s "
                            "(parallel copy, bytes read + written)\n",
                            machine, peaks.flops_per_second / 1e9, peaks.bytes_per_second / 1e9);

@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "backend/backend.h"
 #include "common.h"
 #include "frontend/onnx/tensor_proto.h"
 #include "support/error.h"
@@ -79,7 +80,7 @@ std::string preview(const Tensor& tensor) {
 }
 
 void run(const RunOptions& options) {
-  set_num_threads(options.threads);
+  backend::cpu_backend().set_threads(options.threads);
   std::map<std::string, InputFile> files = read_input_files(options.inputs);
   std::map<std::string, Tensor> feeds;
   for (const auto& [name, file] : files) feeds[name] = file.tensor;

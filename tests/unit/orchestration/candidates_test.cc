@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include "../runtime/runtime_test_util.h"
+#include "backend/backend.h"
 #include "orchestration/candidates.h"
 
 namespace orchid::orchestration {
@@ -201,7 +202,7 @@ Graph attention_of(int64_t n) {
 TEST(Candidates, AttentionIsOneLibraryCandidateFromItsSize) {
   for (int64_t n : {16, 256}) {
     const Graph g = attention_of(n);
-    const CandidateSet set = enumerate_candidates(g, cpu_candidate_rules());
+    const CandidateSet set = enumerate_candidates(g, backend::cpu_backend().candidate_rules());
     const bool offered = std::any_of(set.candidates.begin(), set.candidates.end(), [&](const Candidate& c) {
       return c.kind == CandidateKind::Library && c.nodes.size() == g.nodes().size();
     });
@@ -219,7 +220,7 @@ TEST(Candidates, TransposeOfAMatMulOperandIsAPrologue) {
   const ValueId kt = b.op("Transpose", {k}, runtime::testing::attrs({{"perm", std::vector<int64_t>{0, 2, 1}}}));
   const ValueId s = b.op("MatMul", {b.input("q", {2, 16, 8}), kt});
   const Graph g = b.finish(b.op("Tanh", {s}));  // nodes: Relu 0, Transpose 1, MatMul 2, Tanh 3
-  const CandidateSet set = enumerate_candidates(g, cpu_candidate_rules());
+  const CandidateSet set = enumerate_candidates(g, backend::cpu_backend().candidate_rules());
   std::set<std::vector<size_t>> linear;
   for (const Candidate& c : set.candidates) {
     if (c.kind == CandidateKind::Linear) linear.insert(c.nodes);
