@@ -13,7 +13,7 @@
 #include <tuple>
 
 #include "runtime/kernels/cpu/registry.h"
-#include "runtime_test_util.h"
+#include "direct_test_util.h"
 #include "cost/machine.h"
 #include "support/parallel.h"
 
@@ -22,33 +22,6 @@ namespace {
 
 using namespace testing;  // NOLINT
 using ints = std::vector<int64_t>;
-
-std::vector<size_t> all_nodes(const Graph& graph) {
-  std::vector<size_t> all;
-  for (size_t i = 0; i < graph.nodes().size(); ++i) all.push_back(i);
-  return all;
-}
-
-// The whole graph as one kernel of the "direct" variant, run twice (no
-// state may leak between runs) against the interpreter.
-void expect_direct(const Graph& graph, const std::string& implementation) {
-  const KernelGroup group = make_group(graph, all_nodes(graph));
-  ASSERT_EQ(cpu::linear_variants(graph, group), std::vector<std::string>{cpu::kDirectVariant});
-  Program program;
-  program.graph = graph;
-  program.kernels.push_back(group);
-  program.kernels.back().variant = cpu::kDirectVariant;
-  const std::map<std::string, Tensor> feeds = uniform_feeds(graph, 7, -2, 2);
-  Executable executable(std::move(program));
-  const std::vector<Tensor> want = reference::run_graph(graph, feeds);
-  for (int run = 0; run < 2; ++run) {
-    const std::vector<Tensor> got = executable.run(feeds);
-    ASSERT_EQ(got.size(), want.size());
-    reference::Comparison c = reference::compare_tensors(got[0], want[0], 1e-4, 1e-4);
-    EXPECT_TRUE(c.ok) << c.mismatch;
-  }
-  EXPECT_EQ(executable.kernel_info().at(0).implementation, implementation);
-}
 
 // Epilogue chains after the conv (value v of `channels` channels).
 ValueId add_epilogue(GraphBuilder& b, ValueId v, int kind, int64_t channels, const Shape& out) {

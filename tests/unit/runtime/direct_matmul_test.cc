@@ -13,39 +13,13 @@
 #include "runtime/kernels/cpu/direct_conv.h"
 #include "runtime/kernels/cpu/registry.h"
 #include "cost/machine.h"
-#include "runtime_test_util.h"
+#include "direct_test_util.h"
 #include "support/parallel.h"
 
 namespace orchid::runtime {
 namespace {
 
 using namespace testing;  // NOLINT
-
-std::vector<size_t> all_nodes(const Graph& graph) {
-  std::vector<size_t> all;
-  for (size_t i = 0; i < graph.nodes().size(); ++i) all.push_back(i);
-  return all;
-}
-
-// The whole graph as one kernel of the "direct" variant, run twice, against the interpreter.
-void expect_direct_matmul(const Graph& graph, const std::string& implementation = "direct matmul (few rows)") {
-  const KernelGroup group = make_group(graph, all_nodes(graph));
-  ASSERT_EQ(cpu::linear_variants(graph, group), std::vector<std::string>{cpu::kDirectVariant});
-  Program program;
-  program.graph = graph;
-  program.kernels.push_back(group);
-  program.kernels.back().variant = cpu::kDirectVariant;
-  const std::map<std::string, Tensor> feeds = uniform_feeds(graph, 7, -2, 2);
-  Executable executable(std::move(program));
-  const std::vector<Tensor> want = reference::run_graph(graph, feeds);
-  for (int run = 0; run < 2; ++run) {
-    const std::vector<Tensor> got = executable.run(feeds);
-    ASSERT_EQ(got.size(), want.size());
-    reference::Comparison c = reference::compare_tensors(got[0], want[0], 1e-4, 1e-4);
-    EXPECT_TRUE(c.ok) << c.mismatch;
-  }
-  EXPECT_EQ(executable.kernel_info().at(0).implementation, implementation);
-}
 
 // Epilogues after the product `v` of shape `out` (n columns).
 ValueId add_epilogue(GraphBuilder& b, ValueId v, int kind, int64_t n, const Shape& out) {
@@ -74,7 +48,7 @@ TEST(DirectMatMul, RandomShapes) {
     GraphBuilder b;
     b.seed = uint32_t(500 + trial);
     ValueId v = b.op("MatMul", {b.input("x", x), b.constant({k, n})});
-    expect_direct_matmul(b.finish(add_epilogue(b, v, trial % 4, n, out)));
+    expect_direct(b.finish(add_epilogue(b, v, trial % 4, n, out)), "direct matmul (few rows)");
   }
 }
 
@@ -85,7 +59,7 @@ TEST(DirectMatMul, ManyPanelsOnEveryThread) {
     set_num_threads(t);
     GraphBuilder b;
     ValueId v = b.op("MatMul", {b.input("h", {1, 256}), b.constant({256, 1024}, -0.1, 0.1)});
-    expect_direct_matmul(b.finish(add_epilogue(b, v, 2, 1024, {1, 1024})));
+    expect_direct(b.finish(add_epilogue(b, v, 2, 1024, {1, 1024})), "direct matmul (few rows)");
   }
   set_num_threads(threads);
 }
@@ -112,7 +86,7 @@ TEST(DirectMatMul, DotRowsOfATransposedOperand) {
     b.seed = uint32_t(900 + trial);
     ValueId t = b.op("Transpose", {b.input("y", y)}, attrs({{"perm", perm}}));
     ValueId v = b.op("MatMul", {b.input("x", x), t});
-    expect_direct_matmul(b.finish(add_epilogue(b, v, trial % 4, n, out)), "direct matmul (dot rows)");
+    expect_direct(b.finish(add_epilogue(b, v, trial % 4, n, out)), "direct matmul (dot rows)");
   }
 }
 
