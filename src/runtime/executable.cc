@@ -48,10 +48,8 @@ Executable::Executable(Program program, const backend::Backend& target) : progra
   weight_bytes_ = constant_bytes(graph);
   make_kernels(target);
   memory_plan_ = plan_memory(program_, negotiate_layouts());
-  const size_t bytes = memory_plan_.arena_bytes + kArenaAlignment;
-  arena_ = target.allocate(bytes);
-  const auto address = reinterpret_cast<uintptr_t>(arena_.get());
-  arena_base_ = arena_.get() + (kArenaAlignment - address % kArenaAlignment) % kArenaAlignment;
+  static_assert(kArenaAlignment <= 64, "Backend::allocate aligns to 64 bytes");
+  arena_ = target.allocate(memory_plan_.arena_bytes);
   output_slot_.assign(graph.num_values(), -1);
   for (size_t i = 0; i < graph.outputs().size(); ++i) {
     if (output_slot_[size_t(graph.outputs()[i])] < 0) output_slot_[size_t(graph.outputs()[i])] = int(i);
@@ -95,7 +93,7 @@ void* Executable::buffer_of(ValueId id, const std::vector<Tensor>& outputs,
   if (auto it = inputs.find(id); it != inputs.end()) return const_cast<void*>(it->second->raw());
   if (output_slot_[size_t(id)] >= 0) return const_cast<void*>(outputs[size_t(output_slot_[size_t(id)])].raw());
   ORCHID_CHECK(memory_plan_.offset[size_t(id)] >= 0) << "value '" << value.name << "' has no buffer";
-  return arena_base_ + memory_plan_.offset[size_t(id)];
+  return arena_.get() + memory_plan_.offset[size_t(id)];
 }
 
 // Every intermediate whose producer offers a native layout that all its

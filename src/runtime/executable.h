@@ -48,8 +48,7 @@ class Executable {
   MemoryPlan memory_plan_;
   std::vector<std::unique_ptr<Kernel>> kernels_;
   std::vector<KernelInfo> kernel_info_;
-  std::shared_ptr<std::byte[]> arena_;
-  std::byte* arena_base_ = nullptr;
+  std::shared_ptr<std::byte[]> arena_;  // Backend::allocate: 64-byte aligned
   std::vector<int> output_slot_;  // per ValueId: index into graph outputs, -1 if none
   size_t weight_bytes_ = 0;
   size_t num_native_ = 0;

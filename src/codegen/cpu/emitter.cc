@@ -31,11 +31,6 @@ bool optional_constant(const Graph& graph, const Node& node, size_t i) {
 // The reductions the generator writes (ReduceProd, ArgMax/ArgMin and CumSum run as library kernels).
 const std::set<std::string> kReduce = {"ReduceSum", "ReduceMax", "ReduceMin"};
 
-bool is_layout_op(const std::string& op) {
-  const OpTraits* t = op_traits(op);
-  return t != nullptr && t->kind == PrimitiveKind::Layout;
-}
-
 bool can_fuse_elementwise(const Graph& graph, const Node& node) {
   const auto& in = node.inputs;
   const ValueId out = node.outputs[0];
@@ -98,7 +93,10 @@ bool can_fuse_reduce(const Graph& graph, const Node& node) {
 }  // namespace
 
 namespace detail {
-bool is_layout(const std::string& op) { return is_layout_op(op); }
+bool is_layout(const std::string& op) {
+  const OpTraits* t = op_traits(op);
+  return t != nullptr && t->kind == PrimitiveKind::Layout;
+}
 }  // namespace detail
 
 bool can_fuse(const Graph& graph, const Node& node) {
@@ -108,7 +106,7 @@ bool can_fuse(const Graph& graph, const Node& node) {
   for (ValueId id : node.inputs) {
     if (id != kNoValue && graph.type(id).numel() == 0 && node.op != "Slice" && node.op != "Pad") return false;
   }
-  if (is_layout_op(node.op)) return can_fuse_layout(graph, node);
+  if (detail::is_layout(node.op)) return can_fuse_layout(graph, node);
   if (kReduce.count(node.op)) return can_fuse_reduce(graph, node);
   return can_fuse_elementwise(graph, node);
 }

@@ -18,13 +18,11 @@
 #include "runtime/kernels/cpu/direct_matmul.h"
 
 #include <algorithm>
-#include <cstdlib>
 #include <cstring>
 
 #include "runtime/kernels/cpu/linear_epilogue.h"
-#include "runtime/shared_constants.h"
 #include "runtime/kernels/cpu/simd.h"
-#include "support/error.h"
+#include "runtime/shared_constants.h"
 #include "support/parallel.h"
 
 namespace orchid::runtime::cpu {
@@ -45,41 +43,38 @@ struct MatMulDims {
   int64_t m = 0, k = 0, n = 0;
 };
 
+// A MatMul anchor of two matrices (or batches of them) of equal rank with an
+// output channel (B not a vector): the forms both kernels take.
+bool is_matrix_product(const onednn::LinearAnchor& a) {
+  return a.kind == onednn::LinearKind::MatMul && a.src.size() >= 2 && a.weights.size() == a.src.size() &&
+         a.channels >= 1;
+}
+
 // Y [m, n] = X [m, k] B [k, n] as the canonical product (onednn_linear_spec.cc)
 // sees it, when X's and B's leading dimensions are all 1.
 std::optional<MatMulDims> dims_of(const onednn::LinearAnchor& a) {
+  if (!is_matrix_product(a)) return std::nullopt;
   const size_t rank = a.src.size();
-  if (a.kind != onednn::LinearKind::MatMul || rank < 2 || a.weights.size() != rank || a.channels < 1) {
-    return std::nullopt;
-  }
   for (size_t i = 0; i + 2 < rank; ++i) {
     if (a.src[i] != 1 || a.weights[i] != 1) return std::nullopt;
   }
   return MatMulDims{a.src[rank - 2], a.src[rank - 1], a.weights[rank - 1]};
 }
 
-struct FreeFloats {
-  void operator()(float* p) const { std::free(p); }
-};
-
-// B [k, n] as panels: [panels][k][kPanel], zeros past column n.
-struct PackedPanels {
-  std::unique_ptr<float, FreeFloats> data;
-
-  PackedPanels(const std::vector<float>& b, const MatMulDims& d) {
-    const int64_t panels = (d.n + kPanel - 1) / kPanel;
-    const size_t floats = size_t(panels * d.k * kPanel);
-    data.reset(static_cast<float*>(std::aligned_alloc(64, floats * sizeof(float))));
-    ORCHID_CHECK(data) << "out of memory packing a " << d.k << " x " << d.n << " matrix";
-    std::fill(data.get(), data.get() + floats, 0.f);
-    for (int64_t p = 0; p < panels; ++p) {
-      const int64_t col = p * kPanel, cols = std::min(kPanel, d.n - col);
-      for (int64_t k = 0; k < d.k; ++k) {
-        std::memcpy(data.get() + (p * d.k + k) * kPanel, b.data() + k * d.n + col, size_t(cols) * sizeof(float));
-      }
+// B [k, n] as panels: [panels][k][kPanel], zeros past column n (a Tensor:
+// 64-byte aligned, zeroed).
+Tensor pack_panels(const std::vector<float>& b, const MatMulDims& d) {
+  const int64_t panels = (d.n + kPanel - 1) / kPanel;
+  Tensor packed(DType::Float32, {panels, d.k, kPanel});
+  float* data = packed.data<float>();
+  for (int64_t p = 0; p < panels; ++p) {
+    const int64_t col = p * kPanel, cols = std::min(kPanel, d.n - col);
+    for (int64_t k = 0; k < d.k; ++k) {
+      std::memcpy(data + (p * d.k + k) * kPanel, b.data() + k * d.n + col, size_t(cols) * sizeof(float));
     }
   }
-};
+  return packed;
+}
 
 class DirectMatMulKernel : public Kernel {
  public:
@@ -87,11 +82,9 @@ class DirectMatMulKernel : public Kernel {
       : d_(d), panels_((d.n + kPanel - 1) / kPanel), epilogue_(graph, group, spec) {
     x_input_ = int(input_slot(group, spec.anchor.x));
     const ValueId w = spec.anchor.w;
-    packed_ = shared_derived<PackedPanels>(w, "direct matmul panels " + std::to_string(d.k) + "x" + std::to_string(d.n),
-                                           [&] {
-                                             return std::make_shared<const PackedPanels>(
-                                                 onednn::constant_values(*graph.value(w).constant), d);
-                                           });
+    packed_ = shared_derived<Tensor>(w, "direct matmul panels " + std::to_string(d.k) + "x" + std::to_string(d.n), [&] {
+      return std::make_shared<const Tensor>(pack_panels(onednn::constant_values(*graph.value(w).constant), d));
+    });
     grain_ = std::max<int64_t>(1, kBytesPerThread / (d_.k * kPanel * 4));
   }
 
@@ -122,7 +115,7 @@ class DirectMatMulKernel : public Kernel {
   // Rows [r0, r0 + R) of Y at panel p's columns.
   template <int R>
   void tile(const float* x, int64_t p, int64_t r0, float* y) const {
-    const float* w = packed_->data.get() + p * d_.k * kPanel;
+    const float* w = packed_->data<float>() + p * d_.k * kPanel;
     const float* xr = x + r0 * d_.k;
     Vec acc[R][kVecs] = {};
     int64_t k = 0;
@@ -167,7 +160,7 @@ class DirectMatMulKernel : public Kernel {
   int64_t grain_ = 1;  // panels worth a thread
   LinearEpilogue epilogue_;
   int x_input_ = -1;
-  std::shared_ptr<const PackedPanels> packed_;  // shared by the kernels that read the same B
+  std::shared_ptr<const Tensor> packed_;  // pack_panels; shared by the kernels that read the same B
 };
 
 // Y [batch, m, n] = X [batch, m, k] T [batch, n, k]^T, T the prologue
@@ -177,11 +170,8 @@ struct DotRowsDims {
 };
 
 std::optional<DotRowsDims> dot_rows_dims(const Graph& graph, const onednn::LinearAnchor& a) {
+  if (!is_matrix_product(a) || graph.value(a.w).is_constant()) return std::nullopt;
   const size_t rank = a.src.size();
-  if (a.kind != onednn::LinearKind::MatMul || rank < 2 || a.weights.size() != rank || a.channels < 1) {
-    return std::nullopt;
-  }
-  if (graph.value(a.w).is_constant()) return std::nullopt;
   DotRowsDims d{1, a.src[rank - 2], a.src[rank - 1], a.weights[rank - 1]};
   // T's rows of k, contiguous, batch after batch: [batch..., n, k] row-major.
   int64_t stride = d.k * d.n;

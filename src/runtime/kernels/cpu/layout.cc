@@ -61,18 +61,9 @@ CopyPlan single_copy(const KernelGroup& group, const Node& node, StridedCopy cop
 
 // ------------------------------------------------------------ Transpose
 std::optional<CopyPlan> plan_transpose(const Graph& graph, const KernelGroup& group, const Node& node) {
-  const Shape& in = graph.type(node.inputs[0]).shape;
-  int64_t rank = int64_t(in.size());
-  std::vector<int64_t> perm = node.attrs.get_ints("perm");
-  if (!node.attrs.has("perm")) {
-    for (int64_t d = rank - 1; d >= 0; --d) perm.push_back(d);
-  }
-  if (int64_t(perm.size()) != rank) return std::nullopt;
-  perm = reference::normalize_axes(perm, rank);
-  std::vector<int64_t> in_strides = shape_strides(in);
-  std::vector<int64_t> strides;
-  for (int64_t p : perm) strides.push_back(in_strides[size_t(p)]);
-  return single_copy(group, node, dense_output_copy(graph.type(node.outputs[0]).shape, strides));
+  const std::optional<std::vector<int64_t>> strides = transpose_read_strides(graph, node);
+  if (!strides) return std::nullopt;
+  return single_copy(group, node, dense_output_copy(graph.type(node.outputs[0]).shape, *strides));
 }
 
 // ------------------------------------------------------------ Reshape

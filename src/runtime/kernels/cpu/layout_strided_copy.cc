@@ -3,12 +3,13 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <optional>
 
 #if defined(__AVX512F__)
 #include <immintrin.h>
 #endif
-#include <optional>
 
+#include "reference/ops/op_utils.h"
 #include "support/error.h"
 #include "support/parallel.h"
 
@@ -253,6 +254,20 @@ StridedCopy coalesce(StridedCopy copy) {
 }
 
 int64_t copy_numel(const StridedCopy& copy) { return numel_of(copy.dims); }
+
+std::optional<std::vector<int64_t>> transpose_read_strides(const Graph& graph, const Node& transpose) {
+  const Shape& in = graph.type(transpose.inputs[0]).shape;
+  const int64_t rank = int64_t(in.size());
+  std::vector<int64_t> perm = transpose.attrs.get_ints("perm");
+  if (!transpose.attrs.has("perm")) {
+    for (int64_t d = rank - 1; d >= 0; --d) perm.push_back(d);
+  }
+  if (int64_t(perm.size()) != rank) return std::nullopt;
+  const std::vector<int64_t> in_strides = shape_strides(in);
+  std::vector<int64_t> strides;
+  for (int64_t p : reference::normalize_axes(perm, rank)) strides.push_back(in_strides[size_t(p)]);
+  return strides;
+}
 
 void copy_bytes(void* dst, const void* src, size_t bytes, bool streaming) {
 #if defined(__AVX512F__)

@@ -8,8 +8,10 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <vector>
 
+#include "ir/graph.h"
 #include "ir/tensor.h"
 
 namespace orchid::runtime::cpu {
@@ -32,6 +34,11 @@ struct StridedCopy {
 // A copy that writes a dense row-major output of `out_shape`, reading input
 // dimension d of the output with stride in_strides[d].
 StridedCopy dense_output_copy(const Shape& out_shape, const std::vector<int64_t>& in_strides, int64_t in_base = 0);
+
+// The input strides a Transpose node's output reads, one per output
+// dimension: its perm (default: reversed) applied to the input's row-major
+// strides; nullopt when the perm does not match the input's rank.
+std::optional<std::vector<int64_t>> transpose_read_strides(const Graph& graph, const Node& transpose);
 
 // The same copy with size-1 loops dropped and adjacent loops merged wherever
 // both strides chain, so that runs of contiguous memory become one loop (and

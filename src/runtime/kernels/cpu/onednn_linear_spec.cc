@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "reference/ops/conv_utils.h"
+#include "runtime/kernels/cpu/layout_strided_copy.h"
 #include "support/error.h"
 
 namespace orchid::runtime::cpu::onednn {
@@ -362,21 +363,11 @@ bool read_through_transpose(const Graph& graph, const Node& transpose, const Nod
   }
   const ValueId source = transpose.inputs[0];
   if (!is_f32(graph, source) || graph.value(source).is_constant()) return false;
-  const Shape& shape = graph.type(source).shape;
-  std::vector<int64_t> perm = transpose.attrs.get_ints("perm");
-  if (!transpose.attrs.has("perm")) {
-    perm.clear();
-    for (size_t i = shape.size(); i-- > 0;) perm.push_back(int64_t(i));
-  }
+  const std::optional<std::vector<int64_t>> strides = transpose_read_strides(graph, transpose);
   const size_t rank = anchor.weights.size();
-  if (perm.size() != shape.size() || perm.size() > rank) return false;
-  const dims source_strides = dense_strides(dims(shape.begin(), shape.end()));
-  // The MatMul's operand has rank perm.size(), padded with leading 1s to `rank`.
-  const size_t pad = rank - perm.size();
-  for (size_t i = 0; i < perm.size(); ++i) {
-    if (perm[i] < 0 || size_t(perm[i]) >= shape.size()) return false;
-    anchor.weights_strides[pad + i] = source_strides[size_t(perm[i])];
-  }
+  if (!strides || strides->size() > rank) return false;
+  // The MatMul's operand has rank strides->size(), padded with leading 1s to `rank`.
+  std::copy(strides->begin(), strides->end(), anchor.weights_strides.end() - int64_t(strides->size()));
   anchor.w = source;
   return true;
 }
