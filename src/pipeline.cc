@@ -12,7 +12,7 @@ namespace {
 
 // What a small graph costs as the pipeline plans it: orchestration's planned
 // time (measured kernels where profiling is on), or the baseline plan's.
-double planned_seconds(const Graph& graph, const CompileOptions& options) {
+double planned_seconds(const Graph& graph, const PipelineOptions& options) {
   orchestration::OrchestrateOptions o = options.orchestration;
   o.progress = nullptr;
   // A small graph: a few profile rounds and seconds of BLP settle it.
@@ -26,7 +26,7 @@ double planned_seconds(const Graph& graph, const CompileOptions& options) {
 
 }  // namespace
 
-Graph derive_primitives(Graph primitives, const CompileOptions& options, derivation::DeriveReport* report) {
+Graph derive_primitives(Graph primitives, const PipelineOptions& options, derivation::DeriveReport* report) {
   derivation::DeriveOptions d;
   d.search = options.derive_search;
   d.max_estimate_ratio = options.derive_max_estimate_ratio;
@@ -37,7 +37,7 @@ Graph derive_primitives(Graph primitives, const CompileOptions& options, derivat
   return derivation::derive(primitives, d, report);
 }
 
-runtime::Program compile(const Graph& graph, const CompileOptions& options,
+runtime::Program compile(const Graph& graph, const PipelineOptions& options,
                          orchestration::OrchestrationReport* report, derivation::DeriveReport* derive_report) {
   runtime::check_values_fit(graph);
   Graph primitives = fission::fission(graph);

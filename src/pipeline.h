@@ -15,7 +15,7 @@
 
 namespace orchid {
 
-struct CompileOptions {
+struct PipelineOptions {
   bool fusion = true;   // false: the baseline plan (`--no-fusion`)
   bool derive = false;  // `--derive`
   derivation::SearchOptions derive_search = derivation::default_derive_search_options();
@@ -25,12 +25,12 @@ struct CompileOptions {
   orchestration::OrchestrateOptions orchestration;
 };
 
-runtime::Program compile(const Graph& graph, const CompileOptions& options = {},
+runtime::Program compile(const Graph& graph, const PipelineOptions& options = {},
                          orchestration::OrchestrationReport* report = nullptr,
                          derivation::DeriveReport* derive_report = nullptr);
 
 // The derivation stage alone, on a primitive graph (fission's output), with
 // the costs compile() would use: for `orchid explain` and the benchmarks.
-Graph derive_primitives(Graph primitives, const CompileOptions& options, derivation::DeriveReport* report);
+Graph derive_primitives(Graph primitives, const PipelineOptions& options, derivation::DeriveReport* report);
 
 }  // namespace orchid

@@ -1,31 +1,15 @@
-// Element types of tensors. The set follows ONNX's TensorProto.DataType;
-// strings and complex numbers are not supported.
+// Element types of tensors: the enum and its names are public
+// (include/orchid/dtype.h); here the conversions, ONNX codes and dispatch.
 #pragma once
 
 #include <cstdint>
 #include <cstring>
 #include <string>
 
+#include "orchid/dtype.h"
+
 namespace orchid {
 
-enum class DType : uint8_t {
-  Float32,
-  Float64,
-  Float16,
-  BFloat16,
-  Int8,
-  Int16,
-  Int32,
-  Int64,
-  UInt8,
-  UInt16,
-  UInt32,
-  UInt64,
-  Bool,
-};
-
-size_t dtype_size(DType dtype);
-const char* dtype_name(DType dtype);
 bool is_float(DType dtype);
 bool is_integer(DType dtype);  // signed or unsigned integer, not bool
 bool is_signed(DType dtype);   // floats and signed integers

@@ -14,10 +14,6 @@
 
 namespace orchid::runtime {
 
-namespace {
-
-// The program's generated kernel module, loaded once when some kernel is
-// generated; the kernels keep it loaded.
 std::shared_ptr<const backend::KernelModule> load_generated_module(const Program& program,
                                                                    const backend::Backend& target) {
   const bool any = std::any_of(program.kernels.begin(), program.kernels.end(),
@@ -33,6 +29,8 @@ std::shared_ptr<const backend::KernelModule> load_generated_module(const Program
   return target.load_module(program.library_path, program.library_sha256);
 }
 
+namespace {
+
 std::string group_ops(const Graph& graph, const KernelGroup& group) {
   std::string ops;
   for (size_t index : group.nodes) ops += (ops.empty() ? "" : "+") + graph.nodes()[index].op;
@@ -41,12 +39,17 @@ std::string group_ops(const Graph& graph, const KernelGroup& group) {
 
 }  // namespace
 
-Executable::Executable(Program program, const backend::Backend& target) : program_(std::move(program)) {
+Executable::Executable(Program program, const backend::Backend& target)
+    : Executable(program, target, load_generated_module(program, target)) {}
+
+Executable::Executable(Program program, const backend::Backend& target,
+                       std::shared_ptr<const backend::KernelModule> module)
+    : program_(std::move(program)) {
   verify_program(program_);
   check_program_fits(program_);  // before a byte of it is allocated
   const Graph& graph = program_.graph;
   weight_bytes_ = constant_bytes(graph);
-  make_kernels(target);
+  make_kernels(target, module);
   memory_plan_ = plan_memory(program_, negotiate_layouts());
   static_assert(kArenaAlignment <= 64, "Backend::allocate aligns to 64 bytes");
   arena_ = target.allocate(memory_plan_.arena_bytes);
@@ -61,14 +64,14 @@ Executable::~Executable() = default;
 // Creates the kernels in order. A constant that every reader has packed into
 // its own layout is freed as soon as the last reader is built, so loading
 // never holds all weights twice (peak memory: weights + one layer's copy).
-void Executable::make_kernels(const backend::Backend& target) {
+void Executable::make_kernels(const backend::Backend& target,
+                              const std::shared_ptr<const backend::KernelModule>& module) {
   Graph& graph = program_.graph;
   std::vector<int> readers(graph.num_values(), 0);
   for (const KernelGroup& group : program_.kernels) {
     for (ValueId id : group.inputs) readers[size_t(id)] += graph.value(id).is_constant();
   }
   for (ValueId id : graph.outputs()) readers[size_t(id)] = -1;  // returned as is: kept
-  const std::shared_ptr<const backend::KernelModule> module = load_generated_module(program_, target);
   const SharedConstantsScope shared;  // kernels reading one constant pack it once
   for (const KernelGroup& group : program_.kernels) {
     kernels_.push_back(target.make_kernel(graph, group, module));
@@ -129,6 +132,51 @@ std::vector<size_t> Executable::negotiate_layouts() {
 }
 
 std::vector<Tensor> Executable::run(const std::map<std::string, Tensor>& feeds, std::vector<double>* kernel_seconds) {
+  std::vector<Tensor> outputs;
+  for (ValueId id : program_.graph.outputs()) outputs.emplace_back(program_.graph.type(id));
+  run_into(feeds, outputs, kernel_seconds);
+  return outputs;
+}
+
+namespace {
+
+bool overlap(const Tensor& a, const Tensor& b) {
+  const auto* a0 = static_cast<const std::byte*>(a.raw());
+  const auto* b0 = static_cast<const std::byte*>(b.raw());
+  return a.nbytes() > 0 && b.nbytes() > 0 && a0 < b0 + b.nbytes() && b0 < a0 + a.nbytes();
+}
+
+// Output buffers given by a caller: one per graph output, of its type, none
+// sharing memory with another output or an input (kernels assume it).
+void check_output_buffers(const Graph& graph, const std::vector<Tensor>& outputs,
+                          const std::map<ValueId, const Tensor*>& inputs) {
+  if (outputs.size() != graph.outputs().size()) {
+    ORCHID_FAIL() << graph.outputs().size() << " output buffers expected, " << outputs.size() << " given";
+  }
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    const Value& value = graph.value(graph.outputs()[i]);
+    if (outputs[i].type() != value.type) {
+      ORCHID_FAIL() << "output '" << value.name << "': a buffer of " << value.type.to_string() << " expected, "
+                    << outputs[i].type().to_string() << " given";
+    }
+    for (size_t j = 0; j < i; ++j) {
+      if (overlap(outputs[i], outputs[j])) {
+        ORCHID_FAIL() << "output '" << value.name << "': its buffer overlaps output '"
+                      << graph.value(graph.outputs()[j]).name << "''s";
+      }
+    }
+    for (const auto& [id, input] : inputs) {
+      if (overlap(outputs[i], *input)) {
+        ORCHID_FAIL() << "output '" << value.name << "': its buffer overlaps input '" << graph.value(id).name << "''s";
+      }
+    }
+  }
+}
+
+}  // namespace
+
+void Executable::run_into(const std::map<std::string, Tensor>& feeds, std::vector<Tensor>& outputs,
+                          std::vector<double>* kernel_seconds) {
   const Graph& graph = program_.graph;
   std::map<ValueId, const Tensor*> inputs;
   for (ValueId input : graph.inputs()) {
@@ -138,8 +186,7 @@ std::vector<Tensor> Executable::run(const std::map<std::string, Tensor>& feeds, 
     reference::check_feed(value, it->second);
     inputs[input] = &it->second;
   }
-  std::vector<Tensor> outputs;
-  for (ValueId id : graph.outputs()) outputs.emplace_back(graph.type(id));
+  check_output_buffers(graph, outputs, inputs);
   if (kernel_seconds) kernel_seconds->assign(kernels_.size(), 0.0);
   KernelArgs args;
   for (size_t k = 0; k < kernels_.size(); ++k) {
@@ -160,15 +207,16 @@ std::vector<Tensor> Executable::run(const std::map<std::string, Tensor>& feeds, 
   // and a value listed twice among the outputs.
   for (size_t i = 0; i < graph.outputs().size(); ++i) {
     const ValueId id = graph.outputs()[i];
+    const Tensor* source = nullptr;
     if (output_slot_[size_t(id)] != int(i)) {
-      outputs[i] = outputs[size_t(output_slot_[size_t(id)])].clone();
+      source = &outputs[size_t(output_slot_[size_t(id)])];
     } else if (graph.value(id).constant) {
-      outputs[i] = graph.value(id).constant->clone();
+      source = &*graph.value(id).constant;
     } else if (inputs.count(id)) {
-      outputs[i] = inputs[id]->clone();
+      source = inputs[id];
     }
+    if (source) std::memcpy(outputs[i].raw(), source->raw(), outputs[i].nbytes());
   }
-  return outputs;
 }
 
 }  // namespace orchid::runtime

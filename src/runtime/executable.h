@@ -19,10 +19,18 @@ struct KernelInfo {
   std::string implementation;  // Kernel::implementation()
 };
 
+// The program's generated kernel module, loaded (nullptr when no kernel is
+// generated); orchid::Error when its library is missing or altered.
+std::shared_ptr<const backend::KernelModule> load_generated_module(const Program& program,
+                                                                   const backend::Backend& target);
+
 class Executable {
  public:
   // The program's kernels made by `target` (generated ones from its module).
   explicit Executable(Program program, const backend::Backend& target = backend::cpu_backend());
+  // With its generated kernels from `module` (load_generated_module's), which
+  // several executables of one program may share.
+  Executable(Program program, const backend::Backend& target, std::shared_ptr<const backend::KernelModule> module);
   ~Executable();
   Executable(const Executable&) = delete;
   Executable& operator=(const Executable&) = delete;
@@ -31,6 +39,11 @@ class Executable {
   // must match: orchid::Error otherwise) and returns the graph outputs in
   // order. When kernel_seconds is given, it receives each kernel's wall time.
   std::vector<Tensor> run(const std::map<std::string, Tensor>& feeds, std::vector<double>* kernel_seconds = nullptr);
+  // The same into given output tensors (one per graph output, of its type,
+  // not overlapping each other or the inputs: orchid::Error otherwise), which
+  // may borrow the caller's memory.
+  void run_into(const std::map<std::string, Tensor>& feeds, std::vector<Tensor>& outputs,
+                std::vector<double>* kernel_seconds = nullptr);
 
   const Program& program() const { return program_; }
   const MemoryPlan& memory_plan() const { return memory_plan_; }
@@ -53,7 +66,7 @@ class Executable {
   size_t weight_bytes_ = 0;
   size_t num_native_ = 0;
 
-  void make_kernels(const backend::Backend& target);
+  void make_kernels(const backend::Backend& target, const std::shared_ptr<const backend::KernelModule>& module);
   std::vector<size_t> negotiate_layouts();
 };
 

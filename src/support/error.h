@@ -9,17 +9,9 @@
 #include <stdexcept>
 #include <string>
 
+#include "orchid/error.h"
+
 namespace orchid {
-
-class Error : public std::runtime_error {
- public:
-  explicit Error(const std::string& message) : std::runtime_error(message) {}
-};
-
-class InternalError : public std::logic_error {
- public:
-  explicit InternalError(const std::string& message) : std::logic_error(message) {}
-};
 
 namespace detail {
 

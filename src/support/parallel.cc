@@ -1,6 +1,7 @@
 #include "support/parallel.h"
 
 #include <algorithm>
+#include <atomic>
 #include <thread>
 
 #ifdef _OPENMP
@@ -10,8 +11,9 @@
 namespace orchid {
 
 namespace {
-int g_threads = 0;  // 0: not set yet, all cores
-}
+std::atomic<int> g_threads{0};  // the process's count; 0: not set yet, all cores
+thread_local int t_threads = 0;  // the calling thread's ThreadCountScope; 0: none
+}  // namespace
 
 int num_cores() {
   const unsigned n = std::thread::hardware_concurrency();
@@ -25,7 +27,28 @@ void set_num_threads(int n) {
 #endif
 }
 
-int num_threads() { return g_threads > 0 ? g_threads : num_cores(); }
+int num_threads() {
+  if (t_threads > 0) return t_threads;
+  const int process = g_threads;
+  return process > 0 ? process : num_cores();
+}
+
+// OpenMP's thread count is an internal control variable of each thread, so
+// setting it here leaves other threads' parallel regions as they were.
+ThreadCountScope::ThreadCountScope(int n) : previous_(t_threads), previous_openmp_(0) {
+  t_threads = n <= 0 ? num_cores() : n;
+#ifdef _OPENMP
+  previous_openmp_ = omp_get_max_threads();
+  omp_set_num_threads(t_threads);
+#endif
+}
+
+ThreadCountScope::~ThreadCountScope() {
+  t_threads = previous_;
+#ifdef _OPENMP
+  omp_set_num_threads(previous_openmp_);
+#endif
+}
 
 void parallel_for(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& body) {
   if (n <= 0) return;

@@ -8,11 +8,27 @@
 
 namespace orchid {
 
-// Sets the number of threads for every later parallel region (oneDNN's
-// included); n <= 0 means all cores.
+// Sets the process's number of threads for every later parallel region
+// (oneDNN's included); n <= 0 means all cores.
 void set_num_threads(int n);
+// The calling thread's count: its ThreadCountScope's, else the process's.
 int num_threads();
 int num_cores();
+
+// While alive, parallel regions started by this thread (Orchid's and
+// oneDNN's) use `n` threads (n <= 0: all cores), whatever other threads use:
+// a model's thread count applies to its own runs. Scopes nest.
+class ThreadCountScope {
+ public:
+  explicit ThreadCountScope(int n);
+  ~ThreadCountScope();
+  ThreadCountScope(const ThreadCountScope&) = delete;
+  ThreadCountScope& operator=(const ThreadCountScope&) = delete;
+
+ private:
+  int previous_;
+  int previous_openmp_;
+};
 
 // Calls body(begin, end) on disjoint ranges covering [0, n), in parallel when
 // the work is large enough: `grain` is the least number of iterations worth a

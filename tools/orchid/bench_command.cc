@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "backend/backend.h"
+#include "api/model_impl.h"
 #include "common.h"
 #include "cost/analytical_model.h"
 #include "cost/cost_cache.h"
@@ -74,34 +75,48 @@ double median(std::vector<double> values) {
   return n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
 }
 
+void report(const BenchOptions& options, const runtime::Executable& executable, const cost::ProgramWork& work,
+            const std::vector<cost::KernelWork>& kernel_works, const cost::MachinePeaks& peaks, double compile_s,
+            const std::vector<double>& run_ms, const std::vector<double>& kernel_total);
+
 void bench(const BenchOptions& options) {
   if (options.runs < 1) ORCHID_FAIL() << "--runs must be at least 1";
   backend::cpu_backend().set_threads(options.threads);
   const auto compile_start = std::chrono::steady_clock::now();
-  LoadedModel loaded = load_model(options.model, options.shapes, /*interpreter=*/false, options.compile);
-  const cost::ProgramWork work = cost::program_work(*loaded.program);
+  LoadedModel loaded = load_model(options.model, options.shapes, /*interpreter=*/false, options.threads,
+                                  options.compile);
+  const Model::Impl& model = loaded.model->impl();
+  const cost::ProgramWork work = cost::program_work(model.program);
   std::vector<cost::KernelWork> kernel_works;
-  for (const runtime::KernelGroup& group : loaded.program->kernels)
-    kernel_works.push_back(cost::kernel_work(loaded.program->graph, group));
+  for (const runtime::KernelGroup& group : model.program.kernels)
+    kernel_works.push_back(cost::kernel_work(model.program.graph, group));
   const cost::MachinePeaks peaks = cached_peaks(options.compile);
-  runtime::Executable executable(std::move(*loaded.program));
-  const double compile_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - compile_start).count();
   std::mt19937_64 rng(options.seed);
   std::map<std::string, Tensor> feeds;
   for (ValueId id : loaded.graph.inputs()) feeds[loaded.graph.value(id).name] = random_tensor(loaded.graph.type(id), rng);
-  for (int i = 0; i < options.warmup; ++i) executable.run(feeds);
-  std::vector<double> run_ms;
-  std::vector<double> kernel_total(executable.num_kernels(), 0.0), kernel_seconds;
-  // Latency from runs without per-kernel timing (its clock reads would add
-  // to programs of thousands of small kernels), each followed by a timed run
-  // for the kernel table.
-  for (int i = 0; i < options.runs; ++i) {
-    const auto start = std::chrono::steady_clock::now();
-    executable.run(feeds);
-    run_ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
-    executable.run(feeds, &kernel_seconds);
-    for (size_t k = 0; k < kernel_seconds.size(); ++k) kernel_total[k] += kernel_seconds[k];
-  }
+  model.with_instance([&](runtime::Executable& executable) {
+    const double compile_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - compile_start).count();
+    for (int i = 0; i < options.warmup; ++i) executable.run(feeds);
+    std::vector<double> run_ms;
+    std::vector<double> kernel_total(executable.num_kernels(), 0.0), kernel_seconds;
+    // Latency from runs without per-kernel timing (its clock reads would add
+    // to programs of thousands of small kernels), each followed by a timed run
+    // for the kernel table.
+    for (int i = 0; i < options.runs; ++i) {
+      const auto start = std::chrono::steady_clock::now();
+      executable.run(feeds);
+      run_ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
+      executable.run(feeds, &kernel_seconds);
+      for (size_t k = 0; k < kernel_seconds.size(); ++k) kernel_total[k] += kernel_seconds[k];
+    }
+    report(options, executable, work, kernel_works, peaks, compile_s, run_ms, kernel_total);
+  });
+}
+
+// The latency, the kernels that take the time and their bounds, as text or JSON.
+void report(const BenchOptions& options, const runtime::Executable& executable, const cost::ProgramWork& work,
+            const std::vector<cost::KernelWork>& kernel_works, const cost::MachinePeaks& peaks, double compile_s,
+            const std::vector<double>& run_ms, const std::vector<double>& kernel_total) {
   std::vector<KernelTime> by_time;
   for (size_t k = 0; k < kernel_total.size(); ++k) by_time.push_back({k, kernel_total[k]});
   std::sort(by_time.begin(), by_time.end(), [](const auto& a, const auto& b) { return a.seconds > b.seconds; });

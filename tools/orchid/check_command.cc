@@ -56,7 +56,7 @@ std::vector<Tensor> run_under_test(const CheckOptions& options, const Graph& imp
                                    std::vector<runtime::KernelInfo>* kernels = nullptr) {
   if (options.interpreter) return reference::run_graph(imported, feeds);
   if (options.fission) return reference::run_graph(fission::fission(imported), feeds);
-  runtime::Executable executable(compile(imported, options.compile.options(/*quiet=*/true)));
+  runtime::Executable executable(compile(imported, options.compile.pipeline(options.threads, /*quiet=*/true)));
   if (kernels) *kernels = executable.kernel_info();
   return executable.run(feeds);
 }

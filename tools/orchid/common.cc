@@ -5,10 +5,10 @@
 
 #include <unistd.h>
 
+#include "api/model_impl.h"
 #include "pipeline.h"
 #include "reference/interpreter.h"
 #include "runtime/artifact.h"
-#include "runtime/executable.h"
 #include "runtime/memory_check.h"
 #include "support/error.h"
 #include "support/parallel.h"
@@ -72,17 +72,15 @@ void print_notes(const onnx_frontend::ImportResult& result) {
 
 namespace {
 
-// A graph with only `graph`'s inputs and outputs: names and types.
-Graph interface_of(const Graph& graph) {
+// A graph with only the model's inputs and outputs: names and types.
+Graph interface_of(const Model& model) {
   Graph interface;
-  interface.name = graph.name;
-  auto copy = [&](ValueId id) {
-    const Value& value = graph.value(id);
-    if (auto existing = interface.find_value(value.name)) return *existing;
-    return interface.add_value(value.name, value.type);
+  auto copy = [&](const TensorInfo& info) {
+    if (auto existing = interface.find_value(info.name)) return *existing;
+    return interface.add_value(info.name, TensorType{info.dtype, info.shape});
   };
-  for (ValueId id : graph.inputs()) interface.inputs().push_back(copy(id));
-  for (ValueId id : graph.outputs()) interface.outputs().push_back(copy(id));
+  for (const TensorInfo& info : model.inputs()) interface.inputs().push_back(copy(info));
+  for (const TensorInfo& info : model.outputs()) interface.outputs().push_back(copy(info));
   return interface;
 }
 
@@ -103,7 +101,7 @@ void CompileFlags::add_to(CLI::App& command) {
 namespace {
 
 // One line on stderr, rewritten in place: "profiling 12/40, about 8 s left".
-void print_progress(const orchestration::Progress& progress) {
+void print_progress(const Progress& progress) {
   std::string line = "  " + progress.stage;
   if (progress.total > 0) line += " " + std::to_string(progress.done) + "/" + std::to_string(progress.total);
   if (progress.eta_seconds >= 0) line += ", about " + std::to_string(int(progress.eta_seconds + 0.5)) + " s left";
@@ -112,15 +110,19 @@ void print_progress(const orchestration::Progress& progress) {
 
 }  // namespace
 
-CompileOptions CompileFlags::options(bool quiet) const {
+CompileOptions CompileFlags::options(int threads, bool quiet) const {
   CompileOptions options;
+  options.threads = threads;
   options.fusion = !no_fusion;
   options.derive = derive;
-  options.orchestration.profile = !no_profile;
-  options.orchestration.cache_dir = cache_dir;
-  options.orchestration.threads = num_threads();
-  if (!quiet && isatty(STDERR_FILENO)) options.orchestration.progress = print_progress;
+  options.profile = !no_profile;
+  options.cache_dir = cache_dir;
+  if (!quiet && isatty(STDERR_FILENO)) options.progress = print_progress;
   return options;
+}
+
+PipelineOptions CompileFlags::pipeline(int threads, bool quiet) const {
+  return api::pipeline_options(options(threads, quiet));
 }
 
 // Clears the progress line when compiling ends, however it ends.
@@ -131,10 +133,9 @@ struct ProgressLineGuard {
   }
 };
 
-LoadedModel load_model(const std::string& path, const ShapeOptions& shapes, bool interpreter,
-                       const CompileFlags& flags, bool quiet, orchestration::OrchestrationReport* report,
-                       derivation::DeriveReport* derive_report) {
-  LoadedModel model;
+LoadedModel load_model(const std::string& path, const ShapeOptions& shapes, bool interpreter, int threads,
+                       const CompileFlags& flags, bool quiet) {
+  LoadedModel loaded;
   const bool artifact = runtime::is_artifact(path);
   std::error_code ec;
   if (!artifact && std::filesystem::is_directory(path, ec)) {
@@ -144,33 +145,40 @@ LoadedModel load_model(const std::string& path, const ShapeOptions& shapes, bool
   if (artifact) {
     if (interpreter) ORCHID_FAIL() << path << ": a compiled artifact runs on the runtime; pass the ONNX model to use --interpreter";
     if (!shapes.specs.empty()) ORCHID_FAIL() << path << ": --shape applies when compiling; the artifact's shapes are fixed";
-    model.program = runtime::load_artifact(path);
-    model.graph = interface_of(model.program->graph);
-    for (ValueId id : model.graph.inputs()) model.declared_inputs.push_back(model.graph.value(id).name);
-    return model;
-  }
-  onnx_frontend::ImportOptions options;
-  options.input_shapes = shapes.parse();
-  auto imported = onnx_frontend::import_model(path, options);
-  print_notes(imported);
-  model.declared_inputs = imported.declared_inputs;
-  if (interpreter) {
-    runtime::check_values_fit(imported.graph);  // before any input is made (compile() checks its own)
-    model.graph = std::move(imported.graph);
+    loaded.model = Model::load(path, LoadOptions{threads});
+  } else if (interpreter) {
+    onnx_frontend::ImportOptions options;
+    options.input_shapes = shapes.parse();
+    auto imported = onnx_frontend::import_model(path, options);
+    print_notes(imported);
+    loaded.declared_inputs = imported.declared_inputs;
+    runtime::check_values_fit(imported.graph);  // before any input is made (compile checks its own)
+    loaded.graph = std::move(imported.graph);
+    return loaded;
   } else {
-    const CompileOptions options = flags.options(quiet);
-    ProgressLineGuard guard{bool(options.orchestration.progress)};
-    model.program = compile(imported.graph, options, report, derive_report);
-    model.graph = interface_of(model.program->graph);
+    CompileOptions options = flags.options(threads, quiet);
+    for (const auto& [name, shape] : shapes.parse()) options.input_shapes[name] = shape;
+    ProgressLineGuard guard{bool(options.progress)};
+    loaded.model = Model::compile(path, options);
+    for (const std::string& note : loaded.model->summary().notes) std::cerr << "note: " << note << "\n";
   }
-  return model;
+  loaded.graph = interface_of(*loaded.model);
+  loaded.declared_inputs = loaded.model->impl().declared_inputs;
+  return loaded;
 }
 
-std::vector<Tensor> execute(LoadedModel& model, const std::map<std::string, Tensor>& feeds) {
-  if (!model.program) return reference::run_graph(model.graph, feeds);
-  runtime::Executable executable(std::move(*model.program));
-  model.program.reset();
-  return executable.run(feeds);
+std::vector<Tensor> execute(const LoadedModel& loaded, const std::map<std::string, Tensor>& feeds) {
+  if (!loaded.model) return reference::run_graph(loaded.graph, feeds);
+  std::map<std::string, TensorView> views;
+  for (const auto& [name, tensor] : feeds) {
+    views[name] = TensorView{tensor.dtype(), tensor.shape(), const_cast<void*>(tensor.raw())};
+  }
+  std::vector<Tensor> outputs;
+  for (Array& output : loaded.model->run(views)) {
+    auto owner = std::make_shared<Array>(output);
+    outputs.push_back(Tensor::borrow(TensorType{output.dtype(), output.shape()}, owner->data(), owner));
+  }
+  return outputs;
 }
 
 void add_threads_option(CLI::App& command, int& threads) {

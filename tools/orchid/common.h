@@ -11,8 +11,8 @@
 
 #include "frontend/onnx/importer.h"
 #include "ir/tensor.h"
+#include "orchid/orchid.h"
 #include "pipeline.h"
-#include "runtime/program.h"
 
 namespace orchid::cli {
 
@@ -31,9 +31,11 @@ struct CompileFlags {
   bool derive = false;
   std::string cache_dir;
   void add_to(CLI::App& command);
-  // Kernels are timed with the thread pool's current size; progress goes to
-  // stderr when it is a terminal, unless `quiet`.
-  CompileOptions options(bool quiet) const;
+  // The library's options: kernels timed with `threads` (0: all cores);
+  // progress goes to stderr when it is a terminal, unless `quiet`.
+  CompileOptions options(int threads, bool quiet) const;
+  // The same in the pipeline's terms, for the commands that run its stages.
+  PipelineOptions pipeline(int threads, bool quiet) const;
 };
 
 // A random tensor for testing: floats uniform in [-1, 1], integers in [0, 4),
@@ -49,16 +51,14 @@ struct LoadedModel {
   // The imported graph for the interpreter; otherwise only the program's
   // interface (its inputs and outputs, no nodes, no weights).
   Graph graph;
-  std::vector<std::string> declared_inputs; // the model's inputs, specialized ones included
-  std::optional<runtime::Program> program;  // absent when the interpreter runs it
+  std::vector<std::string> declared_inputs;  // the model's inputs, specialized ones included
+  std::optional<Model> model;                // absent when the interpreter runs it
 };
-LoadedModel load_model(const std::string& path, const ShapeOptions& shapes, bool interpreter,
-                       const CompileFlags& flags = {}, bool quiet = false,
-                       orchestration::OrchestrationReport* report = nullptr,
-                       derivation::DeriveReport* derive_report = nullptr);
-// Runs a loaded model once: the compiled program (moved into the executable,
-// so weights the kernels pack are freed), or the reference interpreter.
-std::vector<Tensor> execute(LoadedModel& model, const std::map<std::string, Tensor>& feeds);
+// `threads`: what the compiled model runs (and is timed) with; 0: all cores.
+LoadedModel load_model(const std::string& path, const ShapeOptions& shapes, bool interpreter, int threads,
+                       const CompileFlags& flags = {}, bool quiet = false);
+// Runs a loaded model once: the compiled model, or the reference interpreter.
+std::vector<Tensor> execute(const LoadedModel& model, const std::map<std::string, Tensor>& feeds);
 
 // --threads N: the thread pool's size (default: all cores).
 void add_threads_option(CLI::App& command, int& threads);

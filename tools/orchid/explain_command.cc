@@ -51,7 +51,7 @@ void explain_model(const ExplainOptions& options) {
   import_options.input_shapes = options.shapes.parse();
   auto imported = onnx_frontend::import_model(options.model, import_options);
   print_notes(imported);
-  CompileOptions compile = options.compile.options(/*quiet=*/options.json);
+  PipelineOptions compile = options.compile.pipeline(options.threads, /*quiet=*/options.json);
   if (options.depth >= 0) compile.derive_search.max_depth = options.depth;
   if (options.time_limit >= 0) compile.derive_search.time_limit_seconds = options.time_limit;
   compile.derive_search.fingerprint_dedup = !options.no_fingerprints;

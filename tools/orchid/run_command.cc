@@ -6,11 +6,9 @@
 
 #include <fmt/format.h>
 
-#include "backend/backend.h"
 #include "common.h"
 #include "frontend/onnx/tensor_proto.h"
 #include "support/error.h"
-#include "support/parallel.h"
 
 namespace orchid::cli {
 
@@ -80,11 +78,10 @@ std::string preview(const Tensor& tensor) {
 }
 
 void run(const RunOptions& options) {
-  backend::cpu_backend().set_threads(options.threads);
   std::map<std::string, InputFile> files = read_input_files(options.inputs);
   std::map<std::string, Tensor> feeds;
   for (const auto& [name, file] : files) feeds[name] = file.tensor;
-  LoadedModel loaded = load_model(options.model, options.shapes, options.interpreter, options.compile);
+  LoadedModel loaded = load_model(options.model, options.shapes, options.interpreter, options.threads, options.compile);
   check_input_files(files, loaded, options.model);
   const Graph& graph = loaded.graph;
   std::mt19937_64 rng(options.seed);

@@ -215,8 +215,8 @@ std::string test_cache_dir() {
   return dir.string();
 }
 
-CompileOptions compile_options(bool fusion) {
-  CompileOptions options;
+PipelineOptions compile_options(bool fusion) {
+  PipelineOptions options;
   options.fusion = fusion;
   options.orchestration.profile = false;
   options.orchestration.cache_dir = test_cache_dir();

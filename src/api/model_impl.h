@@ -1,0 +1,53 @@
+// What a Model (include/orchid/orchid.h) holds: the compiled program with its
+// weights, what the artifact records beside it, and the pool of instances
+// that run it. Internal: the CLI reaches the program and the reports here.
+#pragma once
+
+#include <atomic>
+#include <optional>
+
+#include "api/instance_pool.h"
+#include "derivation/derive.h"
+#include "orchestration/orchestrate.h"
+#include "orchid/orchid.h"
+#include "pipeline.h"
+#include "runtime/artifact.h"
+#include "runtime/memory_plan.h"
+#include "runtime/program.h"
+
+namespace orchid {
+
+struct Model::Impl {
+  Impl(runtime::Program program, runtime::ArtifactInfo info, int threads, size_t max_instances);
+
+  // The program as compiled or loaded; instances run copies of it (copies
+  // share the weights' memory).
+  const runtime::Program program;
+  const runtime::ArtifactInfo info;
+  // Its generated kernels, loaded once for all instances: the model keeps
+  // running if the kernel cache is cleared.
+  const std::shared_ptr<const backend::KernelModule> module;
+  std::vector<TensorInfo> inputs, outputs;
+  // The ONNX model's declared inputs, those the importer specialized away
+  // included (feeding one is not an error for the CLI); a loaded model's inputs.
+  std::vector<std::string> declared_inputs;
+  CompileSummary summary;
+  // Set by compile (not by load): how the plan was chosen.
+  std::optional<orchestration::OrchestrationReport> orchestration_report;
+  std::optional<derivation::DeriveReport> derive_report;
+  std::atomic<int> threads;
+  api::InstancePool pool;
+
+  // Writes the artifact; returns the memory plan it records.
+  runtime::MemoryPlan save(const std::string& dir) const;
+  // Runs body on an instance with the model's thread count.
+  void with_instance(const std::function<void(runtime::Executable&)>& body) const;
+};
+
+namespace api {
+
+// Compile options in the pipeline's terms (the progress callback included).
+PipelineOptions pipeline_options(const CompileOptions& options);
+
+}  // namespace api
+}  // namespace orchid
