@@ -8,6 +8,7 @@
 #include "frontend/onnx/importer.h"
 #include "ir/graph_utils.h"
 #include "orchestration/orchestration_report.h"
+#include "report/report.h"
 #include "runtime/executable.h"
 #include "support/error.h"
 #include "support/parallel.h"
@@ -49,6 +50,7 @@ Model compile_imported(onnx_frontend::ImportResult imported, const std::string& 
                                             options.max_instances);
   CompileSummary& summary = impl->summary;
   summary.notes = imported.notes;
+  impl->cache_dir = options.cache_dir;
   impl->declared_inputs = imported.declared_inputs;
   if (options.fusion) {
     summary.orchestration_text = orchestration::format_orchestration_report(report);
@@ -138,6 +140,15 @@ Model Model::load(const std::string& dir, const LoadOptions& options) {
 }
 
 void Model::save(const std::string& dir) const { impl_->save(dir); }
+
+void Model::report(const std::string& html_path, const ReportOptions& options) const {
+  report::ReportOptions report_options;
+  report_options.runs = options.runs;
+  report_options.compare_no_fusion = options.compare_no_fusion;
+  report_options.cache_dir = impl_->cache_dir;
+  const ThreadCountScope scope(impl_->threads);
+  report::write_report(impl_->program, impl_->info, report_options, html_path);
+}
 
 const std::vector<TensorInfo>& Model::inputs() const { return impl_->inputs; }
 const std::vector<TensorInfo>& Model::outputs() const { return impl_->outputs; }

@@ -35,6 +35,7 @@ struct Model::Impl {
   // Set by compile (not by load): how the plan was chosen.
   std::optional<orchestration::OrchestrationReport> orchestration_report;
   std::optional<derivation::DeriveReport> derive_report;
+  std::string cache_dir;  // the compile's cost cache (the report reads the machine's peaks there)
   std::atomic<int> threads;
   api::InstancePool pool;
 

@@ -15,9 +15,10 @@
 #include "api/model_impl.h"
 #include "common.h"
 #include "cost/analytical_model.h"
-#include "cost/cost_cache.h"
 #include "cost/machine.h"
+#include "report/program_timing.h"
 #include "runtime/executable.h"
+#include "runtime/random_inputs.h"
 #include "support/error.h"
 #include "support/parallel.h"
 
@@ -52,15 +53,6 @@ struct KernelEfficiency {
   double lost_ms() const { return std::max(0.0, ms - bound_ms); }
 };
 
-// The peaks kept in the cost cache for this machine at the current thread
-// count (measured once, about a second, when missing).
-cost::MachinePeaks cached_peaks(const CompileFlags& flags) {
-  cost::CostCache cache(cost::cost_cache_path(flags.cache_dir));
-  const backend::Backend& target = backend::cpu_backend();
-  const int threads = num_threads();
-  return cost::machine_peaks(cache, target.fingerprint(threads), [&] { return target.measure_peaks(threads); });
-}
-
 nlohmann::json kernel_json(const runtime::KernelInfo& info, const KernelEfficiency& e) {
   return {{"name", info.name},        {"ops", info.ops},
           {"implementation", info.implementation}, {"ms", e.ms},
@@ -69,15 +61,9 @@ nlohmann::json kernel_json(const runtime::KernelInfo& info, const KernelEfficien
           {"flops", e.work.flops},    {"bytes", e.work.bytes}};
 }
 
-double median(std::vector<double> values) {
-  std::sort(values.begin(), values.end());
-  const size_t n = values.size();
-  return n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
-}
-
-void report(const BenchOptions& options, const runtime::Executable& executable, const cost::ProgramWork& work,
+void print_bench(const BenchOptions& options, const runtime::Executable& executable, const cost::ProgramWork& work,
             const std::vector<cost::KernelWork>& kernel_works, const cost::MachinePeaks& peaks, double compile_s,
-            const std::vector<double>& run_ms, const std::vector<double>& kernel_total);
+            const report::ProgramTiming& timing);
 
 void bench(const BenchOptions& options) {
   if (options.runs < 1) ORCHID_FAIL() << "--runs must be at least 1";
@@ -90,39 +76,27 @@ void bench(const BenchOptions& options) {
   std::vector<cost::KernelWork> kernel_works;
   for (const runtime::KernelGroup& group : model.program.kernels)
     kernel_works.push_back(cost::kernel_work(model.program.graph, group));
-  const cost::MachinePeaks peaks = cached_peaks(options.compile);
-  std::mt19937_64 rng(options.seed);
-  std::map<std::string, Tensor> feeds;
-  for (ValueId id : loaded.graph.inputs()) feeds[loaded.graph.value(id).name] = random_tensor(loaded.graph.type(id), rng);
+  const cost::MachinePeaks peaks = backend::cached_peaks(backend::cpu_backend(), options.compile.cache_dir, num_threads());
+  const std::map<std::string, Tensor> feeds = runtime::random_inputs(loaded.graph, options.seed);
   model.with_instance([&](runtime::Executable& executable) {
     const double compile_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - compile_start).count();
-    for (int i = 0; i < options.warmup; ++i) executable.run(feeds);
-    std::vector<double> run_ms;
-    std::vector<double> kernel_total(executable.num_kernels(), 0.0), kernel_seconds;
-    // Latency from runs without per-kernel timing (its clock reads would add
-    // to programs of thousands of small kernels), each followed by a timed run
-    // for the kernel table.
-    for (int i = 0; i < options.runs; ++i) {
-      const auto start = std::chrono::steady_clock::now();
-      executable.run(feeds);
-      run_ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
-      executable.run(feeds, &kernel_seconds);
-      for (size_t k = 0; k < kernel_seconds.size(); ++k) kernel_total[k] += kernel_seconds[k];
-    }
-    report(options, executable, work, kernel_works, peaks, compile_s, run_ms, kernel_total);
+    const report::ProgramTiming timing = report::time_executable(executable, feeds, options.runs, options.warmup);
+    print_bench(options, executable, work, kernel_works, peaks, compile_s, timing);
   });
 }
 
 // The latency, the kernels that take the time and their bounds, as text or JSON.
-void report(const BenchOptions& options, const runtime::Executable& executable, const cost::ProgramWork& work,
+void print_bench(const BenchOptions& options, const runtime::Executable& executable, const cost::ProgramWork& work,
             const std::vector<cost::KernelWork>& kernel_works, const cost::MachinePeaks& peaks, double compile_s,
-            const std::vector<double>& run_ms, const std::vector<double>& kernel_total) {
+            const report::ProgramTiming& timing) {
+  std::vector<double> kernel_total;  // seconds over all timed runs
+  for (double ms : timing.kernel_ms) kernel_total.push_back(ms * options.runs / 1e3);
   std::vector<KernelTime> by_time;
   for (size_t k = 0; k < kernel_total.size(); ++k) by_time.push_back({k, kernel_total[k]});
   std::sort(by_time.begin(), by_time.end(), [](const auto& a, const auto& b) { return a.seconds > b.seconds; });
   const double all_kernels = std::accumulate(kernel_total.begin(), kernel_total.end(), 0.0);
-  const double median_ms = median(run_ms);
-  const double min_ms = *std::min_element(run_ms.begin(), run_ms.end());
+  const double median_ms = timing.median_ms;
+  const double min_ms = timing.min_ms;
   const auto& memory = executable.memory_plan();
   std::vector<KernelEfficiency> efficiency;
   for (size_t k = 0; k < kernel_total.size(); ++k) {

@@ -14,6 +14,7 @@
 
 #include "backend/backend.h"
 #include "common.h"
+#include "runtime/random_inputs.h"
 #include "fission/fission.h"
 #include "pipeline.h"
 #include "runtime/executable.h"
@@ -295,7 +296,7 @@ bool check_random(const CheckOptions& options) {
   std::map<std::string, Tensor> feeds;
   for (ValueId id : imported.graph.inputs()) {
     const Value& input = imported.graph.value(id);
-    feeds[input.name] = random_tensor(input.type, rng);
+    feeds[input.name] = runtime::random_tensor(input.type, rng);
   }
   auto outputs = reference::run_graph(imported.graph, feeds);
   std::vector<Tensor> tested;

@@ -50,22 +50,6 @@ std::map<std::string, Shape> ShapeOptions::parse() const {
   return shapes;
 }
 
-Tensor random_tensor(const TensorType& type, std::mt19937_64& rng) {
-  Tensor tensor(type);
-  std::uniform_real_distribution<double> real(-1.0, 1.0);
-  std::uniform_int_distribution<int> small(0, 3);
-  for (int64_t i = 0; i < tensor.numel(); ++i) {
-    if (is_float(type.dtype)) {
-      tensor.set_f64(i, real(rng));
-    } else if (type.dtype == DType::Bool) {
-      tensor.set_f64(i, small(rng) & 1);
-    } else {
-      tensor.set_f64(i, small(rng));
-    }
-  }
-  return tensor;
-}
-
 void print_notes(const onnx_frontend::ImportResult& result) {
   for (const std::string& note : result.notes) std::cerr << "note: " << note << "\n";
 }

@@ -3,7 +3,6 @@
 
 #include <map>
 #include <optional>
-#include <random>
 #include <string>
 #include <vector>
 
@@ -38,10 +37,6 @@ struct CompileFlags {
   PipelineOptions pipeline(int threads, bool quiet) const;
 };
 
-// A random tensor for testing: floats uniform in [-1, 1], integers in [0, 4),
-// booleans fair coin flips.
-Tensor random_tensor(const TensorType& type, std::mt19937_64& rng);
-
 // Prints import notes (bound symbolic dimensions, specializations) to stderr.
 void print_notes(const onnx_frontend::ImportResult& result);
 
@@ -71,5 +66,6 @@ void add_compile_command(CLI::App& app, int& status);
 void add_bench_command(CLI::App& app, int& status);
 void add_machine_command(CLI::App& app, int& status);
 void add_explain_command(CLI::App& app, int& status);
+void add_report_command(CLI::App& app, int& status);
 
 }  // namespace orchid::cli

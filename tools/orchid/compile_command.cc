@@ -18,6 +18,7 @@ struct CompileCommandOptions {
   std::string model;
   std::string output_dir;
   bool quiet = false;
+  std::string report;  // --report FILE.html
   int threads = 0;
   ShapeOptions shapes;
   CompileFlags compile;
@@ -32,6 +33,7 @@ void compile_model(const CompileCommandOptions& options) {
   if (!loaded.model) ORCHID_FAIL() << options.model << ": nothing to compile";
   const Model& model = *loaded.model;
   const runtime::MemoryPlan memory = model.impl().save(options.output_dir);
+  if (!options.report.empty()) model.report(options.report);
   if (options.quiet) return;
   const CompileSummary& summary = model.summary();
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -55,6 +57,8 @@ void add_compile_command(CLI::App& app, int& status) {
   command->add_option("model", options->model, "The ONNX model file")->required();
   command->add_option("--output,-o", options->output_dir, "The artifact folder to write (created if needed)")
       ->required();
+  command->add_option("--report", options->report,
+                      "Also time the compiled model and write an HTML page of its plan here (as `orchid report`)");
   command->add_flag("--quiet,-q", options->quiet, "Print nothing on success (and no progress)");
   command->add_option("--threads", options->threads,
                       "Threads the kernels are timed with, and will run with (default: all cores)")

@@ -19,6 +19,7 @@ int main(int argc, char** argv) {
   orchid::cli::add_show_command(app, status);
   orchid::cli::add_machine_command(app, status);
   orchid::cli::add_explain_command(app, status);
+  orchid::cli::add_report_command(app, status);
   // CLI11 reports a misspelt subcommand as a missing one; name it instead.
   std::string known;
   bool is_known = false;

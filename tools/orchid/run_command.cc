@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "common.h"
+#include "runtime/random_inputs.h"
 #include "frontend/onnx/tensor_proto.h"
 #include "support/error.h"
 
@@ -90,7 +91,7 @@ void run(const RunOptions& options) {
     const Value& input = graph.value(id);
     if (feeds.count(input.name)) continue;
     if (options.random_inputs) {
-      feeds[input.name] = random_tensor(input.type, rng);
+      feeds[input.name] = runtime::random_tensor(input.type, rng);
     } else {
       missing.push_back("'" + input.name + "' (" + input.type.to_string() + ")");
     }
