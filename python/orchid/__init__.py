@@ -171,7 +171,8 @@ class InferenceSession:
     """
 
     def __init__(self, path_or_bytes, sess_options=None, providers=None, provider_options=None, **compile_args):
-        threads = getattr(sess_options, "intra_op_num_threads", 0) or compile_args.pop("threads", 0)
+        threads = compile_args.pop("threads", 0)
+        threads = getattr(sess_options, "intra_op_num_threads", 0) or threads
         source = path_or_bytes
         if isinstance(source, (str, os.PathLike)) and os.path.isdir(source):
             self._model = load(source, threads=threads)

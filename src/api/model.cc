@@ -110,7 +110,7 @@ runtime::MemoryPlan Model::Impl::save(const std::string& dir) const { return run
 
 void Model::Impl::with_instance(const std::function<void(runtime::Executable&)>& body) const {
   const ThreadCountScope scope(threads);
-  const_cast<api::InstancePool&>(pool).with_instance(body);
+  pool.with_instance(body);
 }
 
 Model::Model(std::shared_ptr<Impl> impl) : impl_(std::move(impl)) {}

@@ -37,7 +37,7 @@ struct Model::Impl {
   std::optional<derivation::DeriveReport> derive_report;
   std::string cache_dir;  // the compile's cost cache (the report reads the machine's peaks there)
   std::atomic<int> threads;
-  api::InstancePool pool;
+  mutable api::InstancePool pool;  // run() is const: the pool hands out instances
 
   // Writes the artifact; returns the memory plan it records.
   runtime::MemoryPlan save(const std::string& dir) const;
