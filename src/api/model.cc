@@ -156,7 +156,8 @@ const CompileSummary& Model::summary() const { return impl_->summary; }
 
 std::vector<Array> Model::run(const std::map<std::string, TensorView>& feeds) const {
   std::map<std::string, Tensor> tensors;
-  for (const auto& [name, view] : feeds) {
+  for (const auto& feed : feeds) {
+    const std::string& name = feed.first;
     const bool known = std::any_of(impl_->inputs.begin(), impl_->inputs.end(),
                                    [&](const TensorInfo& input) { return input.name == name; });
     if (!known) {
@@ -164,7 +165,7 @@ std::vector<Array> Model::run(const std::map<std::string, TensorView>& feeds) co
       for (const TensorInfo& input : impl_->inputs) list += (list.empty() ? "'" : ", '") + input.name + "'";
       ORCHID_FAIL() << "the model has no input named '" << name << "' (its inputs: " << list << ")";
     }
-    tensors[name] = borrow(view, "input '" + name + "'");
+    tensors[name] = borrow(feed.second, "input '" + name + "'");
   }
   std::vector<Tensor> outputs;
   impl_->with_instance([&](runtime::Executable& executable) { outputs = executable.run(tensors); });
