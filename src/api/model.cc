@@ -96,7 +96,9 @@ Model::Impl::Impl(runtime::Program program_, runtime::ArtifactInfo info_, int th
       info(std::move(info_)),
       module(runtime::load_generated_module(program, backend::cpu_backend())),
       threads(threads_),
-      pool([this] { return std::make_unique<runtime::Executable>(program, backend::cpu_backend(), module); },
+      pool([this] {
+             return std::make_unique<runtime::Executable>(program, backend::cpu_backend(), module, shared_constants);
+           },
            max_instances) {
   inputs = describe(program.graph, program.graph.inputs());
   outputs = describe(program.graph, program.graph.outputs());

@@ -27,6 +27,9 @@ struct Model::Impl {
   // Its generated kernels, loaded once for all instances: the model keeps
   // running if the kernel cache is cleared.
   const std::shared_ptr<const backend::KernelModule> module;
+  // What kernels derive from the weights (packed copies), made by the first
+  // instance and shared by the others.
+  const std::shared_ptr<runtime::SharedConstants> shared_constants = std::make_shared<runtime::SharedConstants>();
   std::vector<TensorInfo> inputs, outputs;
   // The ONNX model's declared inputs, those the importer specialized away
   // included (feeding one is not an error for the CLI); a loaded model's inputs.

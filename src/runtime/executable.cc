@@ -1,7 +1,6 @@
 #include "runtime/executable.h"
 
 #include "runtime/memory_check.h"
-#include "runtime/shared_constants.h"
 
 #include <algorithm>
 #include <chrono>
@@ -43,13 +42,13 @@ Executable::Executable(Program program, const backend::Backend& target)
     : Executable(program, target, load_generated_module(program, target)) {}
 
 Executable::Executable(Program program, const backend::Backend& target,
-                       std::shared_ptr<const backend::KernelModule> module)
+                       std::shared_ptr<const backend::KernelModule> module, std::shared_ptr<SharedConstants> shared)
     : program_(std::move(program)) {
   verify_program(program_);
   check_program_fits(program_);  // before a byte of it is allocated
   const Graph& graph = program_.graph;
   weight_bytes_ = constant_bytes(graph);
-  make_kernels(target, module);
+  make_kernels(target, module, std::move(shared));
   memory_plan_ = plan_memory(program_, negotiate_layouts());
   static_assert(kArenaAlignment <= 64, "Backend::allocate aligns to 64 bytes");
   arena_ = target.allocate(memory_plan_.arena_bytes);
@@ -65,14 +64,15 @@ Executable::~Executable() = default;
 // its own layout is freed as soon as the last reader is built, so loading
 // never holds all weights twice (peak memory: weights + one layer's copy).
 void Executable::make_kernels(const backend::Backend& target,
-                              const std::shared_ptr<const backend::KernelModule>& module) {
+                              const std::shared_ptr<const backend::KernelModule>& module,
+                              std::shared_ptr<SharedConstants> shared) {
   Graph& graph = program_.graph;
   std::vector<int> readers(graph.num_values(), 0);
   for (const KernelGroup& group : program_.kernels) {
     for (ValueId id : group.inputs) readers[size_t(id)] += graph.value(id).is_constant();
   }
   for (ValueId id : graph.outputs()) readers[size_t(id)] = -1;  // returned as is: kept
-  const SharedConstantsScope shared;  // kernels reading one constant pack it once
+  const SharedConstantsScope scope(std::move(shared));  // kernels reading one constant pack it once
   for (const KernelGroup& group : program_.kernels) {
     kernels_.push_back(target.make_kernel(graph, group, module));
     const Kernel& kernel = *kernels_.back();

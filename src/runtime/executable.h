@@ -10,6 +10,7 @@
 #include "backend/backend.h"
 #include "runtime/memory_plan.h"
 #include "runtime/program.h"
+#include "runtime/shared_constants.h"
 
 namespace orchid::runtime {
 
@@ -28,9 +29,11 @@ class Executable {
  public:
   // The program's kernels made by `target` (generated ones from its module).
   explicit Executable(Program program, const backend::Backend& target = backend::cpu_backend());
-  // With its generated kernels from `module` (load_generated_module's), which
-  // several executables of one program may share.
-  Executable(Program program, const backend::Backend& target, std::shared_ptr<const backend::KernelModule> module);
+  // With its generated kernels from `module` (load_generated_module's), and
+  // what kernels derive from constants (packed weights) kept in `shared`,
+  // both of which several executables of one program may share.
+  Executable(Program program, const backend::Backend& target, std::shared_ptr<const backend::KernelModule> module,
+             std::shared_ptr<SharedConstants> shared = nullptr);
   ~Executable();
   Executable(const Executable&) = delete;
   Executable& operator=(const Executable&) = delete;
@@ -66,7 +69,8 @@ class Executable {
   size_t weight_bytes_ = 0;
   size_t num_native_ = 0;
 
-  void make_kernels(const backend::Backend& target, const std::shared_ptr<const backend::KernelModule>& module);
+  void make_kernels(const backend::Backend& target, const std::shared_ptr<const backend::KernelModule>& module,
+                    std::shared_ptr<SharedConstants> shared);
   std::vector<size_t> negotiate_layouts();
 };
 

@@ -26,6 +26,8 @@
 #include <unordered_map>
 
 #include "runtime/kernels/cpu/onednn_linear_kernel.h"
+
+#include "runtime/shared_constants.h"
 #include "support/error.h"
 
 namespace orchid::runtime::cpu::onednn {
@@ -312,18 +314,37 @@ class LinearKernel : public Kernel {
     input_reorders_.push_back({dnnl::reorder(b.mem, args_[b.arg]), b.mem, args_[b.arg], b.arg});
   }
 
+  // Constant weights in the primitive's layout: reordered once, and shared
+  // with the kernels (of this executable or of others sharing its constants,
+  // runtime/shared_constants.h) that want the same weights in the same layout.
+  memory packed_weights(const Graph& graph, const memory::desc& user_md) {
+    struct Packed {
+      memory::desc md;
+      memory mem;
+    };
+    const auto make = [&] {
+      void* data = const_cast<void*>(graph.value(spec_.anchor.w).constant->raw());
+      memory user(user_md, cpu_engine(), data);
+      memory packed(weights_md_, cpu_engine());
+      dnnl::reorder(user, packed).execute(stream_, user, packed);
+      stream_.wait();
+      return std::make_shared<const Packed>(Packed{weights_md_, packed});
+    };
+    // The key names the layout; the descriptor itself is compared on a hit.
+    std::string kind = "onednn weights " + std::to_string(weights_md_.get_size());
+    for (int64_t d : weights_md_.dims()) kind += " " + std::to_string(d);
+    std::shared_ptr<const Packed> shared = shared_derived<Packed>(spec_.anchor.w, kind, make);
+    if (!(shared->md == weights_md_)) shared = make();
+    return shared->mem;
+  }
+
   // Constant weights are reordered here, once; runtime weights are read in
   // their ONNX layout (or reordered per call if the primitive insists).
   void bind_weights(const Graph& graph, const KernelGroup& group, bool constant_weights) {
     const LinearAnchor& a = spec_.anchor;
     const memory::desc user_md(a.weights, dt::f32, a.weights_strides);
     if (constant_weights) {
-      void* data = const_cast<void*>(graph.value(a.w).constant->raw());
-      memory user(user_md, cpu_engine(), data);
-      memory packed(weights_md_, cpu_engine());
-      dnnl::reorder(user, packed).execute(stream_, user, packed);
-      stream_.wait();
-      args_[DNNL_ARG_WEIGHTS] = packed;
+      args_[DNNL_ARG_WEIGHTS] = packed_weights(graph, user_md);
       return;
     }
     user_weights_ = memory(user_md, cpu_engine(), DNNL_MEMORY_NONE);
