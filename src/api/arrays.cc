@@ -1,6 +1,4 @@
 // The public API's tensor descriptions (include/orchid/orchid.h).
-#include <new>
-
 #include "ir/tensor.h"
 #include "orchid/orchid.h"
 

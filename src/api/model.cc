@@ -52,14 +52,8 @@ Model compile_imported(onnx_frontend::ImportResult imported, const std::string& 
   summary.notes = imported.notes;
   impl->cache_dir = options.cache_dir;
   impl->declared_inputs = imported.declared_inputs;
-  if (options.fusion) {
-    summary.orchestration_text = orchestration::format_orchestration_report(report);
-    impl->orchestration_report = report;
-  }
-  if (options.derive) {
-    summary.derivation_text = derivation::format_derive_report(derive_report);
-    impl->derive_report = derive_report;
-  }
+  if (options.fusion) summary.orchestration_text = orchestration::format_orchestration_report(report);
+  if (options.derive) summary.derivation_text = derivation::format_derive_report(derive_report);
   summary.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return Model(std::move(impl));
 }
@@ -148,8 +142,9 @@ void Model::report(const std::string& html_path, const ReportOptions& options) c
   report_options.runs = options.runs;
   report_options.compare_no_fusion = options.compare_no_fusion;
   report_options.cache_dir = impl_->cache_dir;
-  const ThreadCountScope scope(impl_->threads);
-  report::write_report(impl_->program, impl_->info, report_options, html_path);
+  impl_->with_instance([&](runtime::Executable& executable) {
+    report::write_report(impl_->program, impl_->info, report_options, html_path, &executable);
+  });
 }
 
 const std::vector<TensorInfo>& Model::inputs() const { return impl_->inputs; }

@@ -4,11 +4,8 @@
 #pragma once
 
 #include <atomic>
-#include <optional>
 
 #include "api/instance_pool.h"
-#include "derivation/derive.h"
-#include "orchestration/orchestrate.h"
 #include "orchid/orchid.h"
 #include "pipeline.h"
 #include "runtime/artifact.h"
@@ -35,9 +32,6 @@ struct Model::Impl {
   // included (feeding one is not an error for the CLI); a loaded model's inputs.
   std::vector<std::string> declared_inputs;
   CompileSummary summary;
-  // Set by compile (not by load): how the plan was chosen.
-  std::optional<orchestration::OrchestrationReport> orchestration_report;
-  std::optional<derivation::DeriveReport> derive_report;
   std::string cache_dir;  // the compile's cost cache (the report reads the machine's peaks there)
   std::atomic<int> threads;
   mutable api::InstancePool pool;  // run() is const: the pool hands out instances

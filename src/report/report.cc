@@ -10,6 +10,7 @@
 #include "report/plan_dot.h"
 #include "report/program_timing.h"
 #include "report/report_data.h"
+#include "runtime/random_inputs.h"
 #include "support/error.h"
 #include "support/parallel.h"
 
@@ -30,10 +31,11 @@ void add_baseline(const runtime::Program& program, int runs, ReportData& data) {
 }  // namespace
 
 std::string build_report_html(const runtime::Program& program, const runtime::ArtifactInfo& info,
-                              const ReportOptions& options) {
+                              const ReportOptions& options, runtime::Executable* timed) {
   check_graphviz();
   const int threads = num_threads();
-  const ProgramTiming timing = time_program(program, options.runs);
+  const ProgramTiming timing = timed ? time_executable(*timed, runtime::random_inputs(program.graph, 0), options.runs)
+                                     : time_program(program, options.runs);
   ReportData data = make_report_data(program, info, timing, backend::cached_peaks(backend::cpu_backend(), options.cache_dir, threads));
   data.threads = threads;
   if (options.compare_no_fusion) add_baseline(program, options.runs, data);
@@ -41,14 +43,14 @@ std::string build_report_html(const runtime::Program& program, const runtime::Ar
 }
 
 void write_report(const runtime::Program& program, const runtime::ArtifactInfo& info, const ReportOptions& options,
-                  const std::string& path) {
+                  const std::string& path, runtime::Executable* timed) {
   // Before the runs: a missing folder should not cost them.
   const std::filesystem::path folder = std::filesystem::path(path).parent_path();
   std::error_code ec;
   if (!folder.empty() && !std::filesystem::is_directory(folder, ec)) {
     ORCHID_FAIL() << path << ": cannot write the report: there is no folder " << folder.string();
   }
-  const std::string page = build_report_html(program, info, options);
+  const std::string page = build_report_html(program, info, options, timed);
   std::ofstream file(path, std::ios::binary | std::ios::trunc);
   file.write(page.data(), std::streamsize(page.size()));
   file.close();

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "runtime/artifact.h"
+#include "runtime/executable.h"
 #include "runtime/program.h"
 
 namespace orchid::report {
@@ -22,12 +23,14 @@ struct ReportOptions {
 // Runs the program (a copy: Program copies share constant tensors) to time
 // it and renders the page. orchid::Error when runs < 1, when Graphviz's
 // `dot` is missing, or when a record in `info` is malformed.
+// With `timed`, that executable of the program is timed instead of a copy
+// (a Model's instance: no second packing of its weights).
 std::string build_report_html(const runtime::Program& program, const runtime::ArtifactInfo& info,
-                              const ReportOptions& options);
+                              const ReportOptions& options, runtime::Executable* timed = nullptr);
 
 // build_report_html, then writes it to `path` (orchid::Error naming the path
 // when it cannot be written).
 void write_report(const runtime::Program& program, const runtime::ArtifactInfo& info, const ReportOptions& options,
-                  const std::string& path);
+                  const std::string& path, runtime::Executable* timed = nullptr);
 
 }  // namespace orchid::report

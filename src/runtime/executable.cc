@@ -39,7 +39,7 @@ std::string group_ops(const Graph& graph, const KernelGroup& group) {
 }  // namespace
 
 Executable::Executable(Program program, const backend::Backend& target)
-    : Executable(program, target, load_generated_module(program, target)) {}
+    : Executable(std::move(program), target, nullptr) {}
 
 Executable::Executable(Program program, const backend::Backend& target,
                        std::shared_ptr<const backend::KernelModule> module, std::shared_ptr<SharedConstants> shared)
@@ -48,6 +48,7 @@ Executable::Executable(Program program, const backend::Backend& target,
   check_program_fits(program_);  // before a byte of it is allocated
   const Graph& graph = program_.graph;
   weight_bytes_ = constant_bytes(graph);
+  if (!module) module = load_generated_module(program_, target);
   make_kernels(target, module, std::move(shared));
   memory_plan_ = plan_memory(program_, negotiate_layouts());
   static_assert(kArenaAlignment <= 64, "Backend::allocate aligns to 64 bytes");

@@ -29,7 +29,8 @@ class Executable {
  public:
   // The program's kernels made by `target` (generated ones from its module).
   explicit Executable(Program program, const backend::Backend& target = backend::cpu_backend());
-  // With its generated kernels from `module` (load_generated_module's), and
+  // With its generated kernels from `module` (load_generated_module's; null:
+  // loaded here), and
   // what kernels derive from constants (packed weights) kept in `shared`,
   // both of which several executables of one program may share.
   Executable(Program program, const backend::Backend& target, std::shared_ptr<const backend::KernelModule> module,
