@@ -59,6 +59,9 @@ class CpuBackend : public Backend {
                 return std::nullopt;
               }
               return nodes;
+            },
+            [](const Graph& graph, const runtime::KernelGroup& group) {
+              return runtime::cpu::concat_takes_native_layouts(graph, group);
             }};
   }
 

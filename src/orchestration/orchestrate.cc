@@ -72,10 +72,13 @@ class Orchestrator {
   void enumerate() {
     const auto start = Clock::now();
     notify({"candidates", 0, 0, -1});
-    set_ = enumerate_candidates(graph_, backend_.candidate_rules(), options_.candidates);
+    const CandidateRules rules = backend_.candidate_rules();
+    set_ = enumerate_candidates(graph_, rules, options_.candidates);
     for (const Candidate& candidate : set_.candidates) {
       groups_.push_back(make_group_(candidate.nodes));
       groups_.back().variant = candidate.variant;
+      native_library_.push_back(candidate.kind == CandidateKind::Library && rules.takes_native_layouts &&
+                                rules.takes_native_layouts(graph_, groups_.back()));
       if (candidate.kind == CandidateKind::Linear) implementations_[candidate.nodes].push_back(groups_.size() - 1);
       if (candidate.kind == CandidateKind::Generated) {
         groups_.back().symbol = "orchid_candidate_" + std::to_string(groups_.size() - 1);
@@ -155,7 +158,7 @@ class Orchestrator {
     value_of.assign(ids.size(), kNoValue);
     for (const auto& [value, id] : ids) value_of[size_t(id)] = value;
     std::vector<bool> native, graph_output(ids.size(), false);
-    for (size_t i : part.candidates) native.push_back(is_onednn(i));
+    for (size_t i : part.candidates) native.push_back(takes_native_layouts(i));
     for (ValueId id : graph_.outputs()) {
       if (auto it = ids.find(id); it != ids.end()) graph_output[size_t(it->second)] = true;
     }
@@ -168,6 +171,10 @@ class Orchestrator {
   bool is_onednn(size_t i) const {
     return set_.candidates[i].kind == CandidateKind::Linear && set_.candidates[i].variant.empty();
   }
+
+  // A kernel whose tensors the layout model holds in native form: a oneDNN
+  // one, or a library kernel that takes their layouts (a Concat between convs).
+  bool takes_native_layouts(size_t i) const { return is_onednn(i) || native_library_[i]; }
 
   // The cost the BLP sees. A oneDNN kernel is timed with native inputs too
   // (as oneDNN producers write them); in a plan its inputs are native when
@@ -261,7 +268,7 @@ class Orchestrator {
     std::vector<std::vector<size_t>> chosen(problems_.size());
     bool optimal = true;
     double planned = 0;
-    std::set<ValueId> natively_written;  // by the oneDNN kernels chosen in earlier parts
+    std::set<ValueId> natively_written;  // by the native kernels chosen in earlier parts
     for (size_t p = 0; p < problems_.size(); ++p) {
       PartProblem& part = problems_[p];
       for (size_t k = 0; k < part.candidates.size(); ++k) part.problem.kernels[k].cost = blp_cost(part.candidates[k]);
@@ -281,7 +288,7 @@ class Orchestrator {
       for (size_t k : solution.chosen) {
         if (k >= part.layouts.real_kernels) continue;
         chosen[p].push_back(part.candidates[k]);
-        if (is_onednn(part.candidates[k])) {
+        if (takes_native_layouts(part.candidates[k])) {
           natively_written.insert(groups_[part.candidates[k]].outputs.begin(), groups_[part.candidates[k]].outputs.end());
         }
       }
@@ -443,6 +450,7 @@ class Orchestrator {
   std::map<std::vector<size_t>, std::vector<size_t>> implementations_;  // a linear group's nodes -> its candidates
   std::vector<PartProblem> problems_;
   std::vector<KernelCost> costs_;
+  std::vector<bool> native_library_;  // per candidate: a library kernel that takes native layouts
   std::vector<std::optional<double>> native_costs_;  // oneDNN candidates: measured with native inputs
   std::map<ValueId, double> measured_conversion_;    // value -> the most a oneDNN reader spent converting it
   std::unique_ptr<cost::CostModel> cost_model_;

@@ -91,5 +91,49 @@ TEST(NativeLayout, GraphOutputsStayRowMajor) {
   EXPECT_EQ(run_planned(g).native, 0u);
 }
 
+ValueId concat(Graph& g, std::vector<ValueId> parts) {
+  return add_op(g, "Concat", std::move(parts), attrs({{"axis", int64_t(1)}}))[0];
+}
+
+TEST(NativeLayout, ConcatBetweenConvsStaysNative) {
+  // A CSP block: two branches concatenated on channels, then fused by a conv.
+  ValueId x;
+  Graph g = graph_with_input({1, 8, 12, 12}, &x);
+  ValueId a = add_op(g, "Relu", {conv(g, x, 8, 16, 1)})[0];
+  ValueId b = conv(g, x, 8, 8, 2, 1);
+  g.outputs().push_back(conv(g, concat(g, {a, b, a}), 40, 16, 3, 1));
+  // a, b and the Concat's output.
+  EXPECT_EQ(run_planned(g).native, 3u);
+}
+
+TEST(NativeLayout, ConcatOfNativeAndRowMajorInputs) {
+  // The graph input is row-major, the conv's output native: the Concat
+  // reads both.
+  ValueId x;
+  Graph g = graph_with_input({1, 8, 12, 12}, &x);
+  ValueId a = conv(g, x, 8, 8, 1);
+  g.outputs().push_back(conv(g, concat(g, {x, a}), 16, 8, 2));
+  EXPECT_EQ(run_planned(g).native, 2u);
+}
+
+TEST(NativeLayout, ConcatOfPaddedChannelBlocks) {
+  // 3 and 5 channels: each a partly filled block in a blocked layout.
+  ValueId x;
+  Graph g = graph_with_input({1, 16, 10, 10}, &x);
+  ValueId a = conv(g, x, 16, 3, 1);
+  ValueId b = conv(g, x, 16, 5, 2);
+  g.outputs().push_back(conv(g, concat(g, {a, b}), 8, 16, 3));
+  EXPECT_GE(run_planned(g).native, 2u);
+}
+
+TEST(NativeLayout, ConcatAsGraphOutputIsRowMajor) {
+  ValueId x;
+  Graph g = graph_with_input({1, 8, 12, 12}, &x);
+  ValueId a = conv(g, x, 8, 16, 1);
+  ValueId b = conv(g, x, 8, 16, 2);
+  g.outputs().push_back(concat(g, {a, b}));
+  EXPECT_EQ(run_planned(g).native, 2u);
+}
+
 }  // namespace
 }  // namespace orchid::runtime

@@ -27,6 +27,7 @@
 
 #include "runtime/kernels/cpu/onednn_linear_kernel.h"
 
+#include "runtime/kernels/cpu/onednn_common.h"
 #include "runtime/shared_constants.h"
 #include "support/error.h"
 
@@ -39,15 +40,7 @@ using dims = memory::dims;
 using dt = memory::data_type;
 using tag = memory::format_tag;
 
-dnnl::engine& cpu_engine() {
-  static dnnl::engine engine(dnnl::engine::kind::cpu, 0);
-  return engine;
-}
-
-// NativeLayout::kind of oneDNN memory descriptors.
-constexpr const char* kOneDnnLayout = "onednn";
-
-memory::desc plain(const dims& d) { return memory::desc(d, dt::f32, dense_strides(d)); }
+memory::desc plain(const dims& d) { return plain_f32(d); }
 memory::desc any(const dims& d) { return memory::desc(d, dt::f32, tag::any); }
 
 // Buffers for the layout conversions inside kernels (a src reordered from
@@ -154,7 +147,7 @@ class LinearKernel : public Kernel {
   // from NCHW between them.
   std::optional<NativeLayout> native_output_layout(size_t output) const override {
     if (output != 0 || !dst_reorder_) return std::nullopt;
-    return NativeLayout{kOneDnnLayout, std::make_shared<memory::desc>(dst_md_), dst_md_.get_size()};
+    return native_layout(dst_md_);
   }
 
   void use_native_output(size_t output) override {
@@ -166,7 +159,7 @@ class LinearKernel : public Kernel {
 
   bool can_read_input_as(size_t input, const NativeLayout& layout) const override {
     if (layout.kind != kOneDnnLayout) return false;
-    const auto& md = *std::static_pointer_cast<const memory::desc>(layout.desc);
+    const memory::desc& md = layout_desc(layout);
     bool any = false;
     for (const Bound& b : bound_) {
       if (size_t(b.input) != input) continue;
@@ -181,14 +174,14 @@ class LinearKernel : public Kernel {
       if (size_t(b.input) != input || b.arg != DNNL_ARG_SRC) continue;
       const memory::desc wanted = pd_.query_md(dnnl::query::exec_arg_md, b.arg);
       if (wanted == b.mem.get_desc()) return std::nullopt;
-      return NativeLayout{kOneDnnLayout, std::make_shared<memory::desc>(wanted), wanted.get_size()};
+      return native_layout(wanted);
     }
     return std::nullopt;
   }
 
   void read_input_as(size_t input, const NativeLayout& layout) override {
     ORCHID_CHECK(can_read_input_as(input, layout)) << "input " << input << " cannot take the layout";
-    const auto& md = *std::static_pointer_cast<const memory::desc>(layout.desc);
+    const memory::desc& md = layout_desc(layout);
     for (Bound& b : bound_) {
       if (size_t(b.input) == input) bind_input(b, md);
     }

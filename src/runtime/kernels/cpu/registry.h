@@ -27,6 +27,14 @@ std::unique_ptr<Kernel> make_elementwise_kernel(const Graph& graph, const Kernel
 std::unique_ptr<Kernel> make_reduce_kernel(const Graph& graph, const KernelGroup& group);
 // Transpose, Reshape, Slice, Concat, Pad, Expand, Gather.
 std::unique_ptr<Kernel> make_layout_kernel(const Graph& graph, const KernelGroup& group);
+// A float32 Concat of convolution activations (3-D to 5-D) that also reads
+// and writes oneDNN's native layouts (onednn_concat_kernel.cc): the layout
+// library's copies while everything is row-major, oneDNN's concat once a
+// producer writes an input natively.
+std::unique_ptr<Kernel> make_concat_kernel(const Graph& graph, const KernelGroup& group);
+// Whether make_concat_kernel takes the group (orchestration prices its
+// tensors in native layouts, orchestration/layout_model.h).
+bool concat_takes_native_layouts(const Graph& graph, const KernelGroup& group);
 // Any single node, through the reference interpreter's implementation.
 std::unique_ptr<Kernel> make_reference_kernel(const Graph& graph, const KernelGroup& group);
 
