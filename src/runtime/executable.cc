@@ -51,6 +51,9 @@ Executable::Executable(Program program, const backend::Backend& target,
   if (!module) module = load_generated_module(program_, target);
   make_kernels(target, module, std::move(shared));
   memory_plan_ = plan_memory(program_, negotiate_layouts());
+  // A kernel may run another implementation in the layouts it now reads and
+  // writes (a Concat between convolutions: oneDNN's concat).
+  for (size_t k = 0; k < kernels_.size(); ++k) kernel_info_[k].implementation = kernels_[k]->implementation();
   static_assert(kArenaAlignment <= 64, "Backend::allocate aligns to 64 bytes");
   arena_ = target.allocate(memory_plan_.arena_bytes);
   output_slot_.assign(graph.num_values(), -1);

@@ -6,6 +6,8 @@
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include <memory>
+#include <optional>
+#include <vector>
 
 #include "runtime/kernel.h"
 
@@ -23,5 +25,17 @@ const dnnl::memory::desc& layout_desc(const NativeLayout& layout);
 
 // A dense row-major float32 descriptor of `dims`.
 dnnl::memory::desc plain_f32(const dnnl::memory::dims& dims);
+
+// A dense oneDNN layout (no padding, no offset) seen as a row-major tensor
+// of its physical dimensions: each logical dimension's outer part in memory
+// order, then the inner blocks (nChw8c, [1, 32, 52, 52]: extents
+// [1, 4, 52, 52, 8], logical dims [0, 1, 2, 3, 1]).
+struct PhysicalView {
+  std::vector<int64_t> extents;  // outermost first
+  std::vector<int> logical;      // per physical dimension: the logical one it steps
+  // The physical dimension of logical dimension `d`'s outer part.
+  size_t outer_of(int d) const;
+};
+std::optional<PhysicalView> physical_view(const dnnl::memory::desc& md);
 
 }  // namespace orchid::runtime::cpu::onednn

@@ -13,6 +13,7 @@
 #include <unordered_map>
 
 #include "reference/ops/op_utils.h"
+#include "runtime/kernels/cpu/layout_strided_copy.h"
 #include "runtime/kernels/cpu/onednn_common.h"
 #include "runtime/kernels/cpu/registry.h"
 #include "support/error.h"
@@ -55,8 +56,14 @@ class NativeConcatKernel : public Kernel {
   }
 
   void run(const KernelArgs& args) override {
-    if (!primitive_) {
+    if (!native_) {
       row_major_->run(args);
+      return;
+    }
+    if (copies_) {
+      for (size_t k = 0; k < copies_->size(); ++k) {
+        run_strided_copy((*copies_)[k], sizeof(float), args.inputs[slot_of_source_[k]], args.outputs[0]);
+      }
       return;
     }
     for (size_t k = 0; k < slot_of_source_.size(); ++k) {
@@ -68,7 +75,9 @@ class NativeConcatKernel : public Kernel {
   }
 
   std::string implementation() const override {
-    return primitive_ ? std::string("onednn concat (") + pd_.impl_info_str() + ")" : row_major_->implementation();
+    if (!native_) return row_major_->implementation();
+    if (copies_) return "native concat (copies)";
+    return std::string("onednn concat (") + pd_.impl_info_str() + ")";
   }
 
   bool can_read_input_as(size_t input, const NativeLayout& layout) const override {
@@ -107,9 +116,40 @@ class NativeConcatKernel : public Kernel {
     return out;
   }
 
-  // oneDNN's primitive for the inputs' layouts and the output's.
+  // Where every input and the output have one dense layout and each input's
+  // channels fill whole blocks, the Concat is row-major in the physical
+  // dimensions (the layout library's copies, as fast as plain: oneDNN 2.6's
+  // simple concat took 0.31 ms for two nChw8c 1x32x52x52 inputs, ten times
+  // their bytes' time); nullopt otherwise.
+  std::optional<std::vector<StridedCopy>> physical_copies(const std::vector<memory::desc>& srcs) const {
+    const std::optional<onednn::PhysicalView> out = onednn::physical_view(dst_);
+    if (!out) return std::nullopt;
+    const size_t j = out->outer_of(axis_);
+    int64_t outer = 1, inner = 1;
+    for (size_t k = 0; k < j; ++k) outer *= out->extents[k];
+    for (size_t k = j + 1; k < out->extents.size(); ++k) inner *= out->extents[k];
+    const int64_t out_row = out->extents[j] * inner;
+    std::vector<StridedCopy> copies;
+    int64_t column = 0;
+    for (const memory::desc& src : srcs) {
+      const std::optional<onednn::PhysicalView> in = onednn::physical_view(src);
+      if (!in || in->logical != out->logical) return std::nullopt;
+      for (size_t k = 0; k < in->extents.size(); ++k) {
+        if (k != j && in->extents[k] != out->extents[k]) return std::nullopt;
+      }
+      const int64_t row = in->extents[j] * inner;
+      copies.push_back(coalesce(StridedCopy{{{outer, row, out_row}, {row, 1, 1}}, 0, column}));
+      column += row;
+    }
+    return copies;
+  }
+
+  // oneDNN's primitive for the inputs' layouts and the output's, or the
+  // physical copies that do its work.
   void build() {
+    native_ = true;
     const std::vector<memory::desc> srcs = sources();
+    copies_ = physical_copies(srcs);
     pd_ = dnnl::concat::primitive_desc(dst_, axis_, srcs, onednn::cpu_engine());
     primitive_ = dnnl::concat(pd_);
     args_.clear();
@@ -125,6 +165,8 @@ class NativeConcatKernel : public Kernel {
   std::vector<memory::desc> given_;      // per group input: the layout it arrives in
   std::vector<size_t> slot_of_source_;  // per Concat input: its group input
   bool any_native_input_ = false;
+  bool native_ = false;  // an input or the output is native
+  std::optional<std::vector<StridedCopy>> copies_;
   memory::desc dst_;  // the output's layout
   dnnl::stream stream_;
   dnnl::concat::primitive_desc pd_;
