@@ -6,25 +6,52 @@
 
 namespace orchid::orchestration {
 
-LayoutExtension add_native_layouts(BlpProblem& problem, const std::vector<bool>& native,
+namespace {
+
+// Every cut that names `original` also holds with `copy` in its place.
+void extend_cuts(std::vector<BlpCut>& cuts, size_t original, size_t copy) {
+  const size_t n = cuts.size();
+  for (size_t c = 0; c < n; ++c) {
+    BlpCut& cut = cuts[c];
+    if (std::find(cut.one_of.begin(), cut.one_of.end(), original) != cut.one_of.end()) cut.one_of.push_back(copy);
+    auto it = std::find(cut.all_of.begin(), cut.all_of.end(), original);
+    if (it == cut.all_of.end()) continue;
+    BlpCut with_copy = cut;
+    with_copy.all_of[size_t(it - cut.all_of.begin())] = copy;
+    cuts.push_back(std::move(with_copy));
+  }
+}
+
+}  // namespace
+
+std::optional<size_t> LayoutExtension::candidate_of(size_t k) const {
+  if (k < real_kernels) return k;
+  if (!is_native_copy(k)) return std::nullopt;
+  return native_copy_of[k - real_kernels - reorder_tensors.size()];
+}
+
+LayoutExtension add_native_layouts(BlpProblem& problem, const std::vector<KernelLayout>& layouts,
                                    const std::function<double(int)>& reorder_cost,
                                    const std::vector<bool>& must_be_row_major) {
   LayoutExtension extension{problem.kernels.size()};
-  // The tensors a native kernel touches get a native twin.
+  // The tensors a native (or either) kernel touches get a native twin.
   std::map<int, int> twin;
   for (size_t k = 0; k < problem.kernels.size(); ++k) {
-    if (!native[k]) continue;
+    if (layouts[k] == KernelLayout::RowMajor) continue;
     for (const auto* list : {&problem.kernels[k].inputs, &problem.kernels[k].outputs}) {
       for (int t : *list) {
         if (!twin.count(t)) twin[t] = problem.num_tensors++;
       }
     }
   }
-  for (size_t k = 0; k < problem.kernels.size(); ++k) {
-    if (!native[k]) continue;
-    for (auto* list : {&problem.kernels[k].inputs, &problem.kernels[k].outputs}) {
+  const auto native_form = [&](BlpKernel kernel) {
+    for (auto* list : {&kernel.inputs, &kernel.outputs}) {
       for (int& t : *list) t = twin.at(t);
     }
+    return kernel;
+  };
+  for (size_t k = 0; k < extension.real_kernels; ++k) {
+    if (layouts[k] == KernelLayout::Native) problem.kernels[k] = native_form(problem.kernels[k]);
   }
   const std::set<int> available(problem.available.begin(), problem.available.end());
   for (const auto& [row, nat] : twin) {
@@ -39,6 +66,12 @@ LayoutExtension add_native_layouts(BlpProblem& problem, const std::vector<bool>&
     problem.kernels.push_back({cost, {row}, {nat}});
     extension.reorder_tensors.insert(extension.reorder_tensors.end(), {row, row});
     extension.of_available.insert(extension.of_available.end(), {false, false});
+  }
+  for (size_t k = 0; k < extension.real_kernels; ++k) {
+    if (layouts[k] != KernelLayout::Either) continue;
+    problem.kernels.push_back(native_form(problem.kernels[k]));
+    extension.native_copy_of.push_back(k);
+    extend_cuts(problem.cuts, k, problem.kernels.size() - 1);
   }
   // A tensor a later part reads: either form will do.
   std::vector<std::vector<size_t>> writers(size_t(problem.num_tensors));

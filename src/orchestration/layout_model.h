@@ -16,27 +16,41 @@
 // when a oneDNN kernel of an earlier part writes it. A tensor a later part
 // reads may be left in either form (graph outputs are row-major). The
 // chosen reorders are not kernels of the program: they only price the
-// conversions the runtime will make.
+// conversions the runtime will make. A kernel that works in either form (a
+// Concat: row-major between generated kernels, native between convs) is
+// offered twice, row-major and as a native copy of itself; choosing either
+// chooses it.
 #pragma once
 
 #include <cstddef>
 #include <functional>
+#include <optional>
 #include <vector>
 
 #include "orchestration/blp_model.h"
 
 namespace orchid::orchestration {
 
+// Where a kernel keeps its tensors.
+enum class KernelLayout { RowMajor, Native, Either };
+
+// Kernels [0, real_kernels) are the candidates, then the reorders, then the
+// native copies of the Either kernels.
 struct LayoutExtension {
-  size_t real_kernels = 0;  // kernels [0, real_kernels) are the candidates; the rest are reorders
+  size_t real_kernels = 0;
   std::vector<int> reorder_tensors = {};  // per reorder kernel, in order: the row-major tensor it converts
   std::vector<bool> of_available = {};    // per reorder kernel: it makes an available tensor's native form
+  std::vector<size_t> native_copy_of = {};  // per native copy, in order: the candidate it copies
+  // The candidate kernel k of the extended problem stands for (itself, or
+  // the one it is a native copy of); nullopt for a reorder.
+  std::optional<size_t> candidate_of(size_t k) const;
+  bool is_native_copy(size_t k) const { return k >= real_kernels + reorder_tensors.size(); }
 };
 
-// `native[k]`: kernel k keeps native layouts; `reorder_cost(t)`: the cost of
-// converting row-major tensor t one way; `must_be_row_major[t]`: t is a
-// graph output.
-LayoutExtension add_native_layouts(BlpProblem& problem, const std::vector<bool>& native,
+// `layouts[k]`: where kernel k keeps its tensors; `reorder_cost(t)`: the
+// cost of converting row-major tensor t one way; `must_be_row_major[t]`: t is
+// a graph output.
+LayoutExtension add_native_layouts(BlpProblem& problem, const std::vector<KernelLayout>& layouts,
                                    const std::function<double(int)>& reorder_cost,
                                    const std::vector<bool>& must_be_row_major);
 

@@ -157,13 +157,17 @@ class Orchestrator {
     std::vector<ValueId>& value_of = part.value_of;
     value_of.assign(ids.size(), kNoValue);
     for (const auto& [value, id] : ids) value_of[size_t(id)] = value;
-    std::vector<bool> native, graph_output(ids.size(), false);
-    for (size_t i : part.candidates) native.push_back(takes_native_layouts(i));
+    std::vector<KernelLayout> layouts;
+    std::vector<bool> graph_output(ids.size(), false);
+    for (size_t i : part.candidates) {
+      layouts.push_back(is_onednn(i) ? KernelLayout::Native
+                                     : native_library_[i] ? KernelLayout::Either : KernelLayout::RowMajor);
+    }
     for (ValueId id : graph_.outputs()) {
       if (auto it = ids.find(id); it != ids.end()) graph_output[size_t(it->second)] = true;
     }
     part.layouts = add_native_layouts(
-        part.problem, native, [&](int t) { return reorder_seconds(value_of[size_t(t)]); }, graph_output);
+        part.problem, layouts, [&](int t) { return reorder_seconds(value_of[size_t(t)]); }, graph_output);
   }
 
   // A oneDNN kernel (the default implementation of a linear group): it
@@ -172,9 +176,6 @@ class Orchestrator {
     return set_.candidates[i].kind == CandidateKind::Linear && set_.candidates[i].variant.empty();
   }
 
-  // A kernel whose tensors the layout model holds in native form: a oneDNN
-  // one, or a library kernel that takes their layouts (a Concat between convs).
-  bool takes_native_layouts(size_t i) const { return is_onednn(i) || native_library_[i]; }
 
   // The cost the BLP sees. A oneDNN kernel is timed with native inputs too
   // (as oneDNN producers write them); in a plan its inputs are native when
@@ -271,7 +272,9 @@ class Orchestrator {
     std::set<ValueId> natively_written;  // by the native kernels chosen in earlier parts
     for (size_t p = 0; p < problems_.size(); ++p) {
       PartProblem& part = problems_[p];
-      for (size_t k = 0; k < part.candidates.size(); ++k) part.problem.kernels[k].cost = blp_cost(part.candidates[k]);
+      for (size_t k = 0; k < part.problem.kernels.size(); ++k) {
+        if (std::optional<size_t> c = part.layouts.candidate_of(k)) part.problem.kernels[k].cost = blp_cost(part.candidates[*c]);
+      }
       for (size_t r = 0; r < part.layouts.reorder_tensors.size(); ++r) {
         const ValueId id = part.value_of[size_t(part.layouts.reorder_tensors[r])];
         const bool written_natively = part.layouts.of_available[r] && natively_written.count(id);
@@ -286,10 +289,14 @@ class Orchestrator {
       planned += solution.cost;
       part.last_selection = solution.chosen;
       for (size_t k : solution.chosen) {
-        if (k >= part.layouts.real_kernels) continue;
-        chosen[p].push_back(part.candidates[k]);
-        if (takes_native_layouts(part.candidates[k])) {
-          natively_written.insert(groups_[part.candidates[k]].outputs.begin(), groups_[part.candidates[k]].outputs.end());
+        const std::optional<size_t> c = part.layouts.candidate_of(k);
+        if (!c) continue;
+        const size_t i = part.candidates[*c];
+        // (a warm start may hold both forms of one kernel)
+        if (std::find(chosen[p].begin(), chosen[p].end(), i) != chosen[p].end()) continue;
+        chosen[p].push_back(i);
+        if (is_onednn(i) || part.layouts.is_native_copy(k)) {
+          natively_written.insert(groups_[i].outputs.begin(), groups_[i].outputs.end());
         }
       }
     }
@@ -450,7 +457,7 @@ class Orchestrator {
   std::map<std::vector<size_t>, std::vector<size_t>> implementations_;  // a linear group's nodes -> its candidates
   std::vector<PartProblem> problems_;
   std::vector<KernelCost> costs_;
-  std::vector<bool> native_library_;  // per candidate: a library kernel that takes native layouts
+  std::vector<bool> native_library_;  // per candidate: a library kernel that works in either layout
   std::vector<std::optional<double>> native_costs_;  // oneDNN candidates: measured with native inputs
   std::map<ValueId, double> measured_conversion_;    // value -> the most a oneDNN reader spent converting it
   std::unique_ptr<cost::CostModel> cost_model_;

@@ -31,7 +31,7 @@ BlpSolution solve(const BlpProblem& problem) {
 TEST(LayoutModel, AvailableTensorIsRowMajorItsNativeFormCostsAReorder) {
   BlpProblem problem = conv_problem(3.0, 3.4);
   const LayoutExtension layouts =
-      add_native_layouts(problem, {true, false}, [](int) { return 0.8; }, {false, true});
+      add_native_layouts(problem, {KernelLayout::Native, KernelLayout::RowMajor}, [](int) { return 0.8; }, {false, true});
   // x gets one reorder (row-major -> native, it is there row-major); y two.
   ASSERT_EQ(layouts.real_kernels, 2u);
   EXPECT_EQ(layouts.reorder_tensors, (std::vector<int>{0, 1, 1}));
@@ -48,7 +48,7 @@ TEST(LayoutModel, NativelyWrittenAvailableTensorIsFreeInNativeForm) {
   // The caller prices the available tensor's reorder at zero when an earlier
   // part's oneDNN kernel writes it; y is read by a later part (either form).
   BlpProblem problem = conv_problem(3.0, 3.4);
-  const LayoutExtension layouts = add_native_layouts(problem, {true, false}, [](int) { return 0.8; }, {false, false});
+  const LayoutExtension layouts = add_native_layouts(problem, {KernelLayout::Native, KernelLayout::RowMajor}, [](int) { return 0.8; }, {false, false});
   for (size_t r = 0; r < layouts.reorder_tensors.size(); ++r) {
     if (layouts.of_available[r]) problem.kernels[layouts.real_kernels + r].cost = 0.0;
   }
@@ -56,6 +56,59 @@ TEST(LayoutModel, NativelyWrittenAvailableTensorIsFreeInNativeForm) {
   ASSERT_TRUE(solution.feasible);
   EXPECT_NEAR(solution.cost, 3.0, 1e-9);
   EXPECT_TRUE(std::find(solution.chosen.begin(), solution.chosen.end(), size_t(0)) != solution.chosen.end());
+}
+
+// x(0) -> A -> a(1) -> concat -> c(2) -> B -> y(3), y a graph output; the
+// concat works in either form, A and B are native (convs) or row-major
+// (generated) as asked.
+BlpProblem concat_problem() {
+  BlpProblem problem;
+  problem.num_tensors = 4;
+  problem.available = {0};
+  problem.required = {3};
+  problem.kernels = {{2.0, {0}, {1}}, {0.5, {1}, {2}}, {2.0, {2}, {3}}};
+  return problem;
+}
+
+TEST(LayoutModel, EitherKernelStaysNativeBetweenNativeKernels) {
+  BlpProblem problem = concat_problem();
+  const LayoutExtension layouts = add_native_layouts(
+      problem, {KernelLayout::Native, KernelLayout::Either, KernelLayout::Native}, [](int) { return 0.8; },
+      {false, false, false, true});
+  ASSERT_EQ(layouts.native_copy_of, (std::vector<size_t>{1}));
+  const size_t copy = problem.kernels.size() - 1;
+  EXPECT_TRUE(layouts.is_native_copy(copy));
+  EXPECT_EQ(layouts.candidate_of(copy), std::optional<size_t>(1));
+  EXPECT_EQ(layouts.candidate_of(layouts.real_kernels), std::nullopt);  // a reorder
+  // x's reorder in and y's reorder out, none around the concat.
+  BlpSolution solution = solve(problem);
+  ASSERT_TRUE(solution.feasible);
+  EXPECT_NEAR(solution.cost, 4.5 + 1.6, 1e-9);
+  EXPECT_TRUE(std::find(solution.chosen.begin(), solution.chosen.end(), copy) != solution.chosen.end());
+}
+
+TEST(LayoutModel, EitherKernelStaysRowMajorBetweenRowMajorKernels) {
+  BlpProblem problem = concat_problem();
+  add_native_layouts(problem, {KernelLayout::RowMajor, KernelLayout::Either, KernelLayout::RowMajor},
+                     [](int) { return 0.8; }, {false, false, false, true});
+  BlpSolution solution = solve(problem);
+  ASSERT_TRUE(solution.feasible);
+  EXPECT_NEAR(solution.cost, 4.5, 1e-9);
+  EXPECT_EQ(solution.chosen, (std::vector<size_t>{0, 1, 2}));
+}
+
+TEST(LayoutModel, NativeCopiesJoinTheCutsOfTheirKernel) {
+  // A node-cover cut naming the concat is met by its native copy too.
+  BlpProblem problem = concat_problem();
+  problem.cuts.push_back({{}, {1}});
+  problem.cuts.push_back({{1}, {0}});
+  add_native_layouts(problem, {KernelLayout::Native, KernelLayout::Either, KernelLayout::Native},
+                     [](int) { return 0.8; }, {false, false, false, true});
+  const size_t copy = problem.kernels.size() - 1;
+  EXPECT_EQ(problem.cuts[0].one_of, (std::vector<size_t>{1, copy}));
+  ASSERT_GE(problem.cuts.size(), 3u);
+  EXPECT_EQ(problem.cuts[2].all_of, (std::vector<size_t>{copy}));
+  EXPECT_EQ(problem.cuts[2].one_of, (std::vector<size_t>{0}));
 }
 
 }  // namespace
