@@ -76,8 +76,9 @@ class NativeConcatKernel : public Kernel {
 
   std::string implementation() const override {
     if (!native_) return row_major_->implementation();
-    if (copies_) return "native concat (copies)";
-    return std::string("onednn concat (") + pd_.impl_info_str() + ")";
+    // A layout kernel in reports either way (report/report_data.cc).
+    if (copies_) return "layout Concat (native layouts: copies)";
+    return std::string("layout Concat (native layouts: oneDNN ") + pd_.impl_info_str() + ")";
   }
 
   bool can_read_input_as(size_t input, const NativeLayout& layout) const override {
