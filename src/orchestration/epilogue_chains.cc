@@ -60,11 +60,48 @@ std::optional<std::vector<size_t>> EpilogueChains::hard_swish_after(ValueId valu
   return nodes;
 }
 
+// Mish after `value`, as fission writes it (elementwise_rules.cc): x *
+// Tanh(Max(x, 0) + Log(Exp(-|x|) + 1)), the nine nodes Abs, Neg, Exp, Add,
+// Log, Max, Add, Tanh, Mul when `value` is read by exactly the Abs, the Max
+// and the Mul and each step only by the next. (The constants are the
+// kernel's to check.)
+std::optional<std::vector<size_t>> EpilogueChains::mish_after(ValueId value) const {
+  if (value == kNoValue || graph_output_[size_t(value)] || consumers_[size_t(value)].size() != 3) return std::nullopt;
+  std::optional<size_t> abs, max, mul;
+  for (size_t reader : consumers_[size_t(value)]) {
+    const std::string& op = graph_.nodes()[reader].op;
+    if (op == "Abs") abs = reader;
+    if (op == "Max") max = reader;
+    if (op == "Mul") mul = reader;
+  }
+  if (!abs || !max || !mul) return std::nullopt;
+  // The chain of sole readers from `from` through `ops`, appended to `nodes`.
+  std::vector<size_t> nodes = {*abs};
+  const auto follow = [&](std::initializer_list<const char*> ops) {
+    for (const char* op : ops) {
+      const Node& last = graph_.nodes()[nodes.back()];
+      std::optional<size_t> next = last.outputs.size() == 1 ? sole_consumer(last.outputs[0]) : std::nullopt;
+      if (!next || graph_.nodes()[*next].op != op) return false;
+      nodes.push_back(*next);
+    }
+    return true;
+  };
+  if (!follow({"Neg", "Exp", "Add", "Log", "Add"})) return std::nullopt;
+  const size_t softplus = nodes.back();
+  const Node& max_node = graph_.nodes()[*max];
+  if (max_node.outputs.size() != 1 || sole_consumer(max_node.outputs[0]) != softplus) return std::nullopt;
+  nodes.insert(nodes.end() - 1, *max);
+  if (!follow({"Tanh", "Mul"}) || nodes.back() != *mul) return std::nullopt;
+  return nodes;
+}
+
 // The nodes that would extend a chain ending in `value`: SiLU's pair,
-// HardSwish's five nodes, or the sole reader when it has one output.
+// HardSwish's five nodes, Mish's nine, or the sole reader when it has one
+// output.
 std::optional<std::vector<size_t>> EpilogueChains::next_epilogue(ValueId value) const {
   if (std::optional<std::vector<size_t>> silu = silu_after(value)) return silu;
   if (std::optional<std::vector<size_t>> hard_swish = hard_swish_after(value)) return hard_swish;
+  if (std::optional<std::vector<size_t>> mish = mish_after(value)) return mish;
   std::optional<size_t> next = sole_consumer(value);
   if (!next || graph_.nodes()[*next].outputs.size() != 1) return std::nullopt;
   return std::vector<size_t>{*next};

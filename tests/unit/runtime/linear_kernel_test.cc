@@ -395,6 +395,33 @@ TEST(LinearKernel, ConvHardSwishIsOneGroup) {
   }
 }
 
+// Mish as fission writes it, x * Tanh(Max(x, 0) + Log(Exp(-|x|) + 1)): one
+// group of the ten nodes, computed as a mish post-op; with another constant
+// it is not Mish, and the chain stops at the Conv.
+TEST(LinearKernel, ConvMishIsOneGroup) {
+  for (int form = 0; form < 2; ++form) {
+    Builder b;
+    ValueId x = b.input("x", {1, 4, 9, 9});
+    ValueId c = b.op("Conv", {x, b.constant({8, 4, 3, 3}, -2, 2), b.constant({8})}, pad1());
+    ValueId decay = b.op("Exp", {b.op("Neg", {b.op("Abs", {c})})});
+    ValueId log = b.op("Log", {b.op("Add", {decay, b.scalar(form == 1 ? 2.f : 1.f)})});
+    ValueId softplus = b.op("Add", {b.op("Max", {c, b.scalar(0.f)}), log});
+    ValueId y = b.op("Mul", {c, b.op("Tanh", {softplus})});
+    Graph g = b.finish(b.op("Relu", {y}));
+    std::vector<KernelGroup> plan = orchestration::plan_baseline(g);
+    std::vector<std::vector<size_t>> groups;
+    for (const KernelGroup& group : plan) groups.push_back(group.nodes);
+    std::vector<std::string> impl = expect_runtime_matches(g, uniform_feeds(g, 2), groups);
+    if (form == 1) {
+      EXPECT_GT(plan.size(), 1u);
+      continue;
+    }
+    ASSERT_EQ(plan.size(), 1u);
+    EXPECT_EQ(plan[0].nodes.size(), 11u);
+    EXPECT_EQ(impl[0].rfind("onednn conv (", 0), 0u) << impl[0];
+  }
+}
+
 // A Sigmoid whose output is read elsewhere too is not SiLU: no fusion.
 TEST(LinearKernel, SigmoidReadTwiceIsNotSilu) {
   Builder b;

@@ -353,6 +353,28 @@ bool is_hard_swish(const Graph& graph, const std::vector<const Node*>& nodes, Va
   return (mul.inputs[0] == current && mul.inputs[1] == gate) || (mul.inputs[0] == gate && mul.inputs[1] == current);
 }
 
+// Mish as fission writes it (elementwise_rules.cc), x * Tanh(Max(x, 0) +
+// Log(Exp(Neg(Abs(x))) + 1)), in nodes[0..9) (Abs, Neg, Exp, Add, Log, Max,
+// Add, Tanh, Mul) with x = `current`: one oneDNN mish post-op computes all
+// nine.
+bool is_mish(const Graph& graph, const std::vector<const Node*>& nodes, ValueId current) {
+  if (nodes.size() < 9) return false;
+  const auto unary = [&](const Node& node, const char* op, ValueId in) {
+    return node.op == op && node.domain.empty() && node.inputs == std::vector<ValueId>{in} && node.outputs.size() == 1;
+  };
+  const auto reads = [](const Node& node, ValueId a, ValueId b) {
+    return node.domain.empty() && node.inputs.size() == 2 && node.outputs.size() == 1 &&
+           ((node.inputs[0] == a && node.inputs[1] == b) || (node.inputs[0] == b && node.inputs[1] == a));
+  };
+  const Node &abs = *nodes[0], &neg = *nodes[1], &exp = *nodes[2], &add_one = *nodes[3], &log = *nodes[4];
+  const Node &max = *nodes[5], &softplus = *nodes[6], &tanh = *nodes[7], &mul = *nodes[8];
+  return unary(abs, "Abs", current) && unary(neg, "Neg", abs.outputs[0]) && unary(exp, "Exp", neg.outputs[0]) &&
+         is_op_with_scalar(graph, add_one, "Add", exp.outputs[0], 1.f, true) &&
+         unary(log, "Log", add_one.outputs[0]) && is_op_with_scalar(graph, max, "Max", current, 0.f, true) &&
+         softplus.op == "Add" && reads(softplus, max.outputs[0], log.outputs[0]) &&
+         unary(tanh, "Tanh", softplus.outputs[0]) && mul.op == "Mul" && reads(mul, current, tanh.outputs[0]);
+}
+
 // A MatMul's second operand computed by `transpose` (a prologue): the
 // anchor reads the Transpose's input, a non-constant float32 value, with
 // its row-major strides permuted; false for another form.
@@ -408,7 +430,16 @@ std::optional<LinearSpec> analyze_group(const Graph& graph, const KernelGroup& g
       continue;
     }
     std::vector<const Node*> rest;
-    for (size_t j = i; j < std::min(group.nodes.size(), i + 5); ++j) rest.push_back(&graph.nodes().at(group.nodes[j]));
+    for (size_t j = i; j < std::min(group.nodes.size(), i + 9); ++j) rest.push_back(&graph.nodes().at(group.nodes[j]));
+    if (is_mish(graph, rest, current)) {
+      Epilogue mish{EpilogueKind::Eltwise, dnnl::algorithm::eltwise_mish, 0.f, 0.f, {}, {}, kNoValue};
+      if (!append_epilogue(spec.epilogues, std::move(mish))) return std::nullopt;
+      bias_allowed = false;
+      current = rest.back()->outputs[0];
+      i += 8;
+      continue;
+    }
+    rest.resize(std::min<size_t>(rest.size(), 5));
     if (is_hard_swish(graph, rest, current)) {
       Epilogue hard_swish{EpilogueKind::Eltwise, dnnl::algorithm::eltwise_hardswish, 0.f, 0.f, {}, {}, kNoValue};
       if (!append_epilogue(spec.epilogues, std::move(hard_swish))) return std::nullopt;
