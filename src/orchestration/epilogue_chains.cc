@@ -1,5 +1,6 @@
 #include "orchestration/epilogue_chains.h"
 
+#include <algorithm>
 #include <utility>
 
 namespace orchid::orchestration {
@@ -95,13 +96,34 @@ std::optional<std::vector<size_t>> EpilogueChains::mish_after(ValueId value) con
   return nodes;
 }
 
+// LeakyReLU after `value`, as fission writes it: Where(Less(x, 0), Mul(x,
+// alpha), x), the Less, Mul and Where nodes when `value` is read by exactly
+// those three and the Less and the Mul only by the Where.
+std::optional<std::vector<size_t>> EpilogueChains::leaky_relu_after(ValueId value) const {
+  if (value == kNoValue || graph_output_[size_t(value)] || consumers_[size_t(value)].size() != 3) return std::nullopt;
+  std::optional<size_t> less, mul, where;
+  for (size_t reader : consumers_[size_t(value)]) {
+    const std::string& op = graph_.nodes()[reader].op;
+    if (op == "Less") less = reader;
+    if (op == "Mul") mul = reader;
+    if (op == "Where") where = reader;
+  }
+  if (!less || !mul || !where) return std::nullopt;
+  for (size_t step : {*less, *mul}) {
+    const Node& node = graph_.nodes()[step];
+    if (node.outputs.size() != 1 || sole_consumer(node.outputs[0]) != where) return std::nullopt;
+  }
+  return std::vector<size_t>{std::min(*less, *mul), std::max(*less, *mul), *where};
+}
+
 // The nodes that would extend a chain ending in `value`: SiLU's pair,
-// HardSwish's five nodes, Mish's nine, or the sole reader when it has one
-// output.
+// HardSwish's five nodes, Mish's nine, LeakyReLU's three, or the sole
+// reader when it has one output.
 std::optional<std::vector<size_t>> EpilogueChains::next_epilogue(ValueId value) const {
   if (std::optional<std::vector<size_t>> silu = silu_after(value)) return silu;
   if (std::optional<std::vector<size_t>> hard_swish = hard_swish_after(value)) return hard_swish;
   if (std::optional<std::vector<size_t>> mish = mish_after(value)) return mish;
+  if (std::optional<std::vector<size_t>> leaky_relu = leaky_relu_after(value)) return leaky_relu;
   std::optional<size_t> next = sole_consumer(value);
   if (!next || graph_.nodes()[*next].outputs.size() != 1) return std::nullopt;
   return std::vector<size_t>{*next};

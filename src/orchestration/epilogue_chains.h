@@ -35,6 +35,7 @@ class EpilogueChains {
   std::optional<std::vector<size_t>> silu_after(ValueId value) const;
   std::optional<std::vector<size_t>> hard_swish_after(ValueId value) const;
   std::optional<std::vector<size_t>> mish_after(ValueId value) const;
+  std::optional<std::vector<size_t>> leaky_relu_after(ValueId value) const;
   std::optional<size_t> sole_consumer(ValueId value) const;
 
   const Graph& graph_;

@@ -422,6 +422,32 @@ TEST(LinearKernel, ConvMishIsOneGroup) {
   }
 }
 
+// LeakyReLU as fission writes it, Where(Less(x, 0), Mul(x, alpha), x): one
+// group of the four nodes, a relu post-op with that alpha; compared with 1
+// instead of 0 it is not LeakyReLU, and the chain stops at the Conv.
+TEST(LinearKernel, ConvLeakyReluIsOneGroup) {
+  for (int form = 0; form < 3; ++form) {
+    Builder b;
+    ValueId x = b.input("x", {1, 4, 9, 9});
+    ValueId c = b.op("Conv", {x, b.constant({8, 4, 3, 3}), b.constant({8})}, pad1());
+    ValueId negative = b.op("Less", {c, b.scalar(form == 2 ? 1.f : 0.f)});
+    ValueId scaled = form == 1 ? b.op("Mul", {b.scalar(0.1f), c}) : b.op("Mul", {c, b.scalar(0.1f)});
+    ValueId y = b.op("Where", {negative, scaled, c});
+    Graph g = b.finish(b.op("Sigmoid", {b.op("Neg", {y})}));
+    std::vector<KernelGroup> plan = orchestration::plan_baseline(g);
+    std::vector<std::vector<size_t>> groups;
+    for (const KernelGroup& group : plan) groups.push_back(group.nodes);
+    std::vector<std::string> impl = expect_runtime_matches(g, uniform_feeds(g, 2), groups);
+    if (form == 2) {
+      EXPECT_GT(plan.size(), 1u);
+      continue;
+    }
+    ASSERT_EQ(plan.size(), 1u);
+    EXPECT_EQ(plan[0].nodes.size(), 6u);
+    EXPECT_EQ(impl[0].rfind("onednn conv (", 0), 0u) << impl[0];
+  }
+}
+
 // A Sigmoid whose output is read elsewhere too is not SiLU: no fusion.
 TEST(LinearKernel, SigmoidReadTwiceIsNotSilu) {
   Builder b;

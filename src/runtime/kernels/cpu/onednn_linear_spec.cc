@@ -375,6 +375,33 @@ bool is_mish(const Graph& graph, const std::vector<const Node*>& nodes, ValueId 
          unary(tanh, "Tanh", softplus.outputs[0]) && mul.op == "Mul" && reads(mul, current, tanh.outputs[0]);
 }
 
+// LeakyReLU as fission writes it, Where(Less(x, 0), Mul(x, alpha), x), in
+// nodes[0..3) (Less and Mul in either order, then Where) with x =
+// `current`: one oneDNN relu post-op with that alpha (x > 0 ? x : alpha x,
+// the same at 0 and for NaN). The alpha, or nullopt for another form.
+std::optional<float> leaky_relu_alpha(const Graph& graph, const std::vector<const Node*>& nodes, ValueId current) {
+  if (nodes.size() < 3) return std::nullopt;
+  const Node* less = nodes[0];
+  const Node* mul = nodes[1];
+  if (less->op != "Less") std::swap(less, mul);
+  const Node& where = *nodes[2];
+  const bool less_than_zero = less->op == "Less" && less->domain.empty() && less->inputs.size() == 2 &&
+                              less->outputs.size() == 1 && less->inputs[0] == current &&
+                              uniform_constant(graph, less->inputs[1]) == 0.f;
+  if (!less_than_zero || mul->op != "Mul" || !mul->domain.empty() || mul->inputs.size() != 2 ||
+      mul->outputs.size() != 1) {
+    return std::nullopt;
+  }
+  const ValueId slope = mul->inputs[0] == current ? mul->inputs[1] : mul->inputs[0];
+  const std::optional<float> alpha = uniform_constant(graph, slope);
+  if (!alpha || graph.type(slope).rank() > graph.type(current).rank() || where.op != "Where" ||
+      !where.domain.empty() || where.inputs != std::vector<ValueId>{less->outputs[0], mul->outputs[0], current} ||
+      where.outputs.size() != 1 || graph.type(mul->outputs[0]) != graph.type(current)) {
+    return std::nullopt;
+  }
+  return alpha;
+}
+
 // A MatMul's second operand computed by `transpose` (a prologue): the
 // anchor reads the Transpose's input, a non-constant float32 value, with
 // its row-major strides permuted; false for another form.
@@ -437,6 +464,14 @@ std::optional<LinearSpec> analyze_group(const Graph& graph, const KernelGroup& g
       bias_allowed = false;
       current = rest.back()->outputs[0];
       i += 8;
+      continue;
+    }
+    if (std::optional<float> alpha = leaky_relu_alpha(graph, rest, current)) {
+      Epilogue leaky{EpilogueKind::Eltwise, dnnl::algorithm::eltwise_relu, *alpha, 0.f, {}, {}, kNoValue};
+      if (!append_epilogue(spec.epilogues, std::move(leaky))) return std::nullopt;
+      bias_allowed = false;
+      current = rest[2]->outputs[0];
+      i += 2;
       continue;
     }
     rest.resize(std::min<size_t>(rest.size(), 5));
