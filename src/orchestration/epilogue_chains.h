@@ -10,6 +10,8 @@
 
 #include <cstddef>
 #include <functional>
+#include <initializer_list>
+#include <optional>
 #include <vector>
 
 #include "ir/graph.h"

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <utility>
 
 #include "reference/ops/conv_utils.h"
 #include "runtime/kernels/cpu/layout_strided_copy.h"
@@ -402,6 +403,24 @@ std::optional<float> leaky_relu_alpha(const Graph& graph, const std::vector<cons
   return alpha;
 }
 
+// An activation fission writes as several nodes, starting at nodes[0] and
+// reading `current`: its one post-op and how many nodes it takes.
+std::optional<std::pair<Epilogue, size_t>> activation_pattern(const Graph& graph, const std::vector<const Node*>& nodes,
+                                                              ValueId current) {
+  const auto post_op = [](dnnl::algorithm alg, float alpha, size_t count) {
+    return std::pair(Epilogue{EpilogueKind::Eltwise, alg, alpha, 0.f, {}, {}, kNoValue}, count);
+  };
+  if (nodes.size() >= 2 && is_swish_pair(*nodes[0], *nodes[1], current)) {
+    return post_op(dnnl::algorithm::eltwise_swish, 1.f, 2);
+  }
+  if (is_mish(graph, nodes, current)) return post_op(dnnl::algorithm::eltwise_mish, 0.f, 9);
+  if (std::optional<float> alpha = leaky_relu_alpha(graph, nodes, current)) {
+    return post_op(dnnl::algorithm::eltwise_relu, *alpha, 3);
+  }
+  if (is_hard_swish(graph, nodes, current)) return post_op(dnnl::algorithm::eltwise_hardswish, 0.f, 5);
+  return std::nullopt;
+}
+
 // A MatMul's second operand computed by `transpose` (a prologue): the
 // anchor reads the Transpose's input, a non-constant float32 value, with
 // its row-major strides permuted; false for another form.
@@ -449,38 +468,13 @@ std::optional<LinearSpec> analyze_group(const Graph& graph, const KernelGroup& g
   bool bias_allowed = true;
   for (size_t i = first + 1; i < group.nodes.size(); ++i) {
     const Node& node = graph.nodes().at(group.nodes[i]);
-    if (i + 1 < group.nodes.size() && is_swish_pair(node, graph.nodes().at(group.nodes[i + 1]), current)) {
-      Epilogue swish{EpilogueKind::Eltwise, dnnl::algorithm::eltwise_swish, 1.f, 0.f, {}, {}, kNoValue};
-      if (!append_epilogue(spec.epilogues, std::move(swish))) return std::nullopt;
-      bias_allowed = false;
-      current = graph.nodes().at(group.nodes[++i]).outputs[0];
-      continue;
-    }
     std::vector<const Node*> rest;
     for (size_t j = i; j < std::min(group.nodes.size(), i + 9); ++j) rest.push_back(&graph.nodes().at(group.nodes[j]));
-    if (is_mish(graph, rest, current)) {
-      Epilogue mish{EpilogueKind::Eltwise, dnnl::algorithm::eltwise_mish, 0.f, 0.f, {}, {}, kNoValue};
-      if (!append_epilogue(spec.epilogues, std::move(mish))) return std::nullopt;
+    if (std::optional<std::pair<Epilogue, size_t>> activation = activation_pattern(graph, rest, current)) {
+      if (!append_epilogue(spec.epilogues, std::move(activation->first))) return std::nullopt;
       bias_allowed = false;
-      current = rest.back()->outputs[0];
-      i += 8;
-      continue;
-    }
-    if (std::optional<float> alpha = leaky_relu_alpha(graph, rest, current)) {
-      Epilogue leaky{EpilogueKind::Eltwise, dnnl::algorithm::eltwise_relu, *alpha, 0.f, {}, {}, kNoValue};
-      if (!append_epilogue(spec.epilogues, std::move(leaky))) return std::nullopt;
-      bias_allowed = false;
-      current = rest[2]->outputs[0];
-      i += 2;
-      continue;
-    }
-    rest.resize(std::min<size_t>(rest.size(), 5));
-    if (is_hard_swish(graph, rest, current)) {
-      Epilogue hard_swish{EpilogueKind::Eltwise, dnnl::algorithm::eltwise_hardswish, 0.f, 0.f, {}, {}, kNoValue};
-      if (!append_epilogue(spec.epilogues, std::move(hard_swish))) return std::nullopt;
-      bias_allowed = false;
-      current = rest.back()->outputs[0];
-      i += 4;
+      i += activation->second - 1;
+      current = rest[activation->second - 1]->outputs[0];
       continue;
     }
     std::optional<Epilogue> epilogue = analyze_epilogue(graph, spec.anchor, current, node, bias_allowed);
