@@ -79,9 +79,13 @@ void expect_native_concat(const std::vector<int64_t>& channels, const std::strin
   EXPECT_EQ(std::vector<float>(got.begin(), got.begin() + int64_t(expected.size())), expected);
 }
 
-TEST(NativeConcat, WholeBlocksAreCopiedPhysically) { expect_native_concat({8, 16, 8}, "layout Concat (native layouts: copies)"); }
+TEST(NativeConcat, WholeBlocksAreCopiedPhysically) {
+  expect_native_concat({8, 16, 8}, "layout Concat (native layouts: copies)");
+}
 
-TEST(NativeConcat, PartialBlocksGoThroughOneDnn) { expect_native_concat({3, 5, 8}, "layout Concat (native layouts: oneDNN"); }
+TEST(NativeConcat, PartialBlocksGoThroughOneDnn) {
+  expect_native_concat({3, 5, 8}, "layout Concat (native layouts: oneDNN");
+}
 
 TEST(PhysicalView, BlockedChannels) {
   const std::optional<cpu::onednn::PhysicalView> view = cpu::onednn::physical_view(blocked8({1, 32, 52, 52}));

@@ -50,7 +50,9 @@ class NativeConcatKernel : public Kernel {
         out_dims_(dims_of(graph.type(node.outputs[0]).shape)),
         given_(group.inputs.size()),
         stream_(onednn::cpu_engine()) {
-    for (size_t i = 0; i < group.inputs.size(); ++i) given_[i] = onednn::plain_f32(dims_of(graph.type(group.inputs[i]).shape));
+    for (size_t i = 0; i < group.inputs.size(); ++i) {
+      given_[i] = onednn::plain_f32(dims_of(graph.type(group.inputs[i]).shape));
+    }
     for (ValueId id : node.inputs) slot_of_source_.push_back(input_slot(group, id));
     dst_ = onednn::plain_f32(out_dims_);
   }
