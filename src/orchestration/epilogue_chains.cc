@@ -25,6 +25,27 @@ std::optional<size_t> EpilogueChains::sole_consumer(ValueId value) const {
   return consumers_[size_t(value)][0];
 }
 
+// The node reading `value` whose op is `op` (the last such reader).
+std::optional<size_t> EpilogueChains::reader(ValueId value, const char* op) const {
+  std::optional<size_t> found;
+  for (size_t node : consumers_[size_t(value)]) {
+    if (graph_.nodes()[node].op == op) found = node;
+  }
+  return found;
+}
+
+// Appends to `nodes` the chain of sole readers from its last node, one per
+// op of `ops` and of that op; false where the chain breaks.
+bool EpilogueChains::follow(std::vector<size_t>& nodes, std::initializer_list<const char*> ops) const {
+  for (const char* op : ops) {
+    const Node& last = graph_.nodes()[nodes.back()];
+    std::optional<size_t> next = last.outputs.size() == 1 ? sole_consumer(last.outputs[0]) : std::nullopt;
+    if (!next || graph_.nodes()[*next].op != op) return false;
+    nodes.push_back(*next);
+  }
+  return true;
+}
+
 // SiLU after `value`: the Sigmoid and Mul nodes when `value` is read by
 // exactly a Sigmoid and a Mul of it with the Sigmoid's output (and nothing
 // else reads the Sigmoid's output).
@@ -49,12 +70,7 @@ std::optional<std::vector<size_t>> EpilogueChains::hard_swish_after(ValueId valu
   if (graph_.nodes()[div].op != "Div") std::swap(div, mul);
   if (graph_.nodes()[div].op != "Div" || graph_.nodes()[mul].op != "Mul") return std::nullopt;
   std::vector<size_t> nodes = {div};
-  for (const char* op : {"Add", "Max", "Min"}) {
-    const Node& last = graph_.nodes()[nodes.back()];
-    std::optional<size_t> next = last.outputs.size() == 1 ? sole_consumer(last.outputs[0]) : std::nullopt;
-    if (!next || graph_.nodes()[*next].op != op) return std::nullopt;
-    nodes.push_back(*next);
-  }
+  if (!follow(nodes, {"Add", "Max", "Min"})) return std::nullopt;
   const Node& min = graph_.nodes()[nodes.back()];
   if (min.outputs.size() != 1 || sole_consumer(min.outputs[0]) != mul) return std::nullopt;
   nodes.push_back(mul);
@@ -68,31 +84,15 @@ std::optional<std::vector<size_t>> EpilogueChains::hard_swish_after(ValueId valu
 // kernel's to check.)
 std::optional<std::vector<size_t>> EpilogueChains::mish_after(ValueId value) const {
   if (value == kNoValue || graph_output_[size_t(value)] || consumers_[size_t(value)].size() != 3) return std::nullopt;
-  std::optional<size_t> abs, max, mul;
-  for (size_t reader : consumers_[size_t(value)]) {
-    const std::string& op = graph_.nodes()[reader].op;
-    if (op == "Abs") abs = reader;
-    if (op == "Max") max = reader;
-    if (op == "Mul") mul = reader;
-  }
+  const std::optional<size_t> abs = reader(value, "Abs"), max = reader(value, "Max"), mul = reader(value, "Mul");
   if (!abs || !max || !mul) return std::nullopt;
-  // The chain of sole readers from `from` through `ops`, appended to `nodes`.
   std::vector<size_t> nodes = {*abs};
-  const auto follow = [&](std::initializer_list<const char*> ops) {
-    for (const char* op : ops) {
-      const Node& last = graph_.nodes()[nodes.back()];
-      std::optional<size_t> next = last.outputs.size() == 1 ? sole_consumer(last.outputs[0]) : std::nullopt;
-      if (!next || graph_.nodes()[*next].op != op) return false;
-      nodes.push_back(*next);
-    }
-    return true;
-  };
-  if (!follow({"Neg", "Exp", "Add", "Log", "Add"})) return std::nullopt;
+  if (!follow(nodes, {"Neg", "Exp", "Add", "Log", "Add"})) return std::nullopt;
   const size_t softplus = nodes.back();
   const Node& max_node = graph_.nodes()[*max];
   if (max_node.outputs.size() != 1 || sole_consumer(max_node.outputs[0]) != softplus) return std::nullopt;
   nodes.insert(nodes.end() - 1, *max);
-  if (!follow({"Tanh", "Mul"}) || nodes.back() != *mul) return std::nullopt;
+  if (!follow(nodes, {"Tanh", "Mul"}) || nodes.back() != *mul) return std::nullopt;
   return nodes;
 }
 
@@ -101,13 +101,7 @@ std::optional<std::vector<size_t>> EpilogueChains::mish_after(ValueId value) con
 // those three and the Less and the Mul only by the Where.
 std::optional<std::vector<size_t>> EpilogueChains::leaky_relu_after(ValueId value) const {
   if (value == kNoValue || graph_output_[size_t(value)] || consumers_[size_t(value)].size() != 3) return std::nullopt;
-  std::optional<size_t> less, mul, where;
-  for (size_t reader : consumers_[size_t(value)]) {
-    const std::string& op = graph_.nodes()[reader].op;
-    if (op == "Less") less = reader;
-    if (op == "Mul") mul = reader;
-    if (op == "Where") where = reader;
-  }
+  const std::optional<size_t> less = reader(value, "Less"), mul = reader(value, "Mul"), where = reader(value, "Where");
   if (!less || !mul || !where) return std::nullopt;
   for (size_t step : {*less, *mul}) {
     const Node& node = graph_.nodes()[step];

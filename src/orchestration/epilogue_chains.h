@@ -39,6 +39,8 @@ class EpilogueChains {
   std::optional<std::vector<size_t>> mish_after(ValueId value) const;
   std::optional<std::vector<size_t>> leaky_relu_after(ValueId value) const;
   std::optional<size_t> sole_consumer(ValueId value) const;
+  std::optional<size_t> reader(ValueId value, const char* op) const;
+  bool follow(std::vector<size_t>& nodes, std::initializer_list<const char*> ops) const;
 
   const Graph& graph_;
   std::vector<std::vector<size_t>> consumers_;  // per value: nodes reading it (once per read)
