@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <chrono>
 #include <map>
+#include <set>
 
 #include "cost/analytical_model.h"
 #include "derivation/instantiate.h"
@@ -166,11 +167,49 @@ Decision decide(const Graph& graph, const Region& region, const DeriveOptions& o
   report.cost_seconds += seconds_since(start);
   if (decision.state && r.derived_seconds * options.min_speedup <= r.original_seconds) {
     r.applied = true;
+  } else if (decision.state && r.derived_seconds <= options.offer_ratio * r.original_seconds) {
+    r.note = "the original is faster alone";
   } else {
     if (decision.state) r.note = "the original is faster";
     decision.state = nullptr;
   }
   return decision;
+}
+
+// The regions and the forms decide() kept, by signature (identical regions share a decision).
+struct Decisions {
+  std::map<size_t, std::pair<Region, Expr>> forms;  // region's primitive node -> its region and derived form
+  std::map<size_t, std::string> derivation;         // the same node -> the form's steps
+  std::set<size_t> applied;                         // the nodes whose form derive() substitutes
+};
+
+Decisions decide_all(const Graph& primitives, const DeriveOptions& options, DeriveReport& rep) {
+  RegionBuilder builder(primitives);
+  std::map<std::string, std::vector<std::pair<size_t, Region>>> by_signature;
+  std::vector<std::string> order;
+  for (size_t n = 0; n < primitives.nodes().size(); ++n) {
+    if (!is_derivable_op(primitives.nodes()[n])) continue;
+    std::optional<Region> region = builder.region(n);
+    if (!region) continue;
+    if (!by_signature.count(region->signature)) order.push_back(region->signature);
+    by_signature[region->signature].emplace_back(n, std::move(*region));
+  }
+  Decisions decisions;
+  for (size_t k = 0; k < order.size(); ++k) {
+    if (options.progress) options.progress(k, order.size());
+    auto& members = by_signature[order[k]];
+    Decision d = decide(primitives, members[0].second, options, rep);
+    for (auto& [n, region] : members) {
+      d.record.nodes.push_back(primitives.nodes()[n].name);
+      if (!d.state) continue;
+      decisions.derivation[n] = d.record.derivation;
+      if (d.record.applied) decisions.applied.insert(n);
+      decisions.forms.emplace(n, std::make_pair(std::move(region), d.state));
+    }
+    rep.records.push_back(d.record);
+  }
+  if (options.progress) options.progress(order.size(), order.size());
+  return decisions;
 }
 
 // Drops nodes none of whose outputs is read (absorbed producers whose only
@@ -195,6 +234,34 @@ void remove_dead_nodes(Graph& graph) {
     std::erase_if(graph.nodes(), dead);
     changed = graph.nodes().size() != before;
   }
+}
+
+// Appends the derived form of `region` (whose primitive is `node`) to
+// `graph`: an alternative with its derived nodes and value, or nullopt
+// (and nothing appended) when the form is not a node chain ending in the
+// derived value of the original's type.
+std::optional<Alternative> insert_form(Graph& graph, const Node& node, const Region& region, Expr state) {
+  const size_t before = graph.nodes().size();
+  const auto roll_back = [&] { graph.nodes().erase(graph.nodes().begin() + std::ptrdiff_t(before), graph.nodes().end()); };
+  ValueId result = kNoValue;
+  try {
+    fission::FissionBuilder builder(graph, node);
+    result = instantiate(state, region.inputs, builder);
+  } catch (const Error&) {
+    roll_back();
+    return std::nullopt;
+  }
+  const size_t after = graph.nodes().size();
+  const bool ends_in_result = after > before && !graph.nodes()[after - 1].outputs.empty() &&
+                              graph.nodes()[after - 1].outputs[0] == result;
+  if (!ends_in_result || graph.type(result) != graph.type(node.outputs[0])) {
+    roll_back();
+    return std::nullopt;
+  }
+  Alternative alternative;
+  alternative.derived = result;
+  for (size_t i = before; i < after; ++i) alternative.derived_nodes.push_back(i);
+  return alternative;
 }
 
 // Rebuilds `graph` with every region that has a derived form replaced.
@@ -245,30 +312,38 @@ Graph derive(const Graph& primitives, const DeriveOptions& options, DeriveReport
   ORCHID_CHECK(bool(options.cost)) << "derive needs a cost function";
   DeriveReport local;
   DeriveReport& rep = report ? *report : local;
-  RegionBuilder builder(primitives);
-  std::map<std::string, std::vector<std::pair<size_t, Region>>> by_signature;
-  std::vector<std::string> order;
+  Decisions decisions = decide_all(primitives, options, rep);
+  std::erase_if(decisions.forms, [&](const auto& form) { return !decisions.applied.count(form.first); });
+  if (decisions.forms.empty()) return primitives;
+  return substitute(primitives, decisions.forms);
+}
+
+DerivedGraph derive_alternatives(const Graph& primitives, const DeriveOptions& options, DeriveReport* report) {
+  ORCHID_CHECK(bool(options.cost)) << "derive needs a cost function";
+  DeriveReport local;
+  DeriveReport& rep = report ? *report : local;
+  const Decisions decisions = decide_all(primitives, options, rep);
+  DerivedGraph out{primitives, {}};
+  if (decisions.forms.empty()) return out;
+  out.graph.nodes().clear();
+  std::vector<size_t> new_index(primitives.nodes().size());
   for (size_t n = 0; n < primitives.nodes().size(); ++n) {
-    if (!is_derivable_op(primitives.nodes()[n])) continue;
-    std::optional<Region> region = builder.region(n);
-    if (!region) continue;
-    if (!by_signature.count(region->signature)) order.push_back(region->signature);
-    by_signature[region->signature].emplace_back(n, std::move(*region));
-  }
-  std::map<size_t, std::pair<Region, Expr>> replaced;
-  for (size_t k = 0; k < order.size(); ++k) {
-    if (options.progress) options.progress(k, order.size());
-    auto& members = by_signature[order[k]];
-    Decision d = decide(primitives, members[0].second, options, rep);
-    for (auto& [n, region] : members) {
-      d.record.nodes.push_back(primitives.nodes()[n].name);
-      if (d.state) replaced.emplace(n, std::make_pair(std::move(region), d.state));
+    const Node& original = primitives.nodes()[n];
+    if (auto it = decisions.forms.find(n); it != decisions.forms.end()) {
+      if (std::optional<Alternative> a = insert_form(out.graph, original, it->second.first, it->second.second)) {
+        for (size_t node : it->second.first.nodes) {
+          a->original_nodes.push_back(node == n ? out.graph.nodes().size() : new_index[node]);
+        }
+        a->original = original.outputs[0];
+        a->derivation = decisions.derivation.at(n);
+        out.alternatives.push_back(std::move(*a));
+      }
     }
-    rep.records.push_back(d.record);
+    new_index[n] = out.graph.nodes().size();
+    out.graph.add_node(original);
   }
-  if (options.progress) options.progress(order.size(), order.size());
-  if (replaced.empty()) return primitives;
-  return substitute(primitives, replaced);
+  check_alternatives(out.graph, out.alternatives);
+  return out;
 }
 
 }  // namespace orchid::derivation

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "derivation/search.h"
+#include "ir/alternatives.h"
 #include "ir/graph.h"
 
 namespace orchid::derivation {
@@ -28,6 +29,9 @@ struct DeriveOptions {
   SearchOptions search = default_derive_search_options();
   size_t max_alternatives = 3;  // derived forms measured per primitive: the best by `estimate`
   double min_speedup = 1.05;    // a derived form replaces the original only if this much faster
+  // derive_alternatives offers a derived form measured at most this many
+  // times the original's cost (alone), for orchestration to choose in context.
+  double offer_ratio = 1.1;
   double max_estimate_ratio = 3;  // forms estimated slower than this times the original are not measured
   size_t max_growth = 16;         // forms with a tensor this many times the original's largest are dropped
   GraphCost cost;               // required
@@ -82,6 +86,18 @@ std::string format_derive_report(const DeriveReport& report);
 
 // The graph with derived forms substituted where they are faster.
 Graph derive(const Graph& primitives, const DeriveOptions& options, DeriveReport* report = nullptr);
+
+// The graph with derived forms beside their regions, as alternatives for
+// orchestration to choose jointly with fusion (ir/alternatives.h): every
+// form derive() would substitute, and those measured within offer_ratio of
+// the original. Node order and value ids of `primitives` are kept (derived
+// nodes are inserted before their region's primitive).
+struct DerivedGraph {
+  Graph graph;
+  std::vector<Alternative> alternatives;
+};
+DerivedGraph derive_alternatives(const Graph& primitives, const DeriveOptions& options,
+                                 DeriveReport* report = nullptr);
 
 // The goal of derivation search for a primitive: instantiable with every
 // compute scope in a library operator, and not the original expression.

@@ -188,9 +188,23 @@ std::vector<std::pair<size_t, size_t>> attention_spans(const std::vector<std::ve
   return spans;
 }
 
+// The first and last cluster of each alternative's two forms: the alias
+// kernel that chooses between them needs both in its part.
+std::vector<std::pair<size_t, size_t>> alternative_spans(const std::vector<Alternative>& alternatives,
+                                                         const ClusterGraph& clusters) {
+  std::vector<std::vector<size_t>> node_sets;
+  for (const Alternative& a : alternatives) {
+    node_sets.push_back(a.original_nodes);
+    node_sets.back().insert(node_sets.back().end(), a.derived_nodes.begin(), a.derived_nodes.end());
+  }
+  return attention_spans(node_sets, clusters);
+}
+
 // The boundary inside (begin, end) that the fewest clusters' values cross,
-// nearest the middle among equals.
-size_t narrowest_boundary(const ClusterGraph& clusters, size_t begin, size_t end) {
+// nearest the middle among equals; boundaries inside a span only when every
+// one is.
+size_t narrowest_boundary(const ClusterGraph& clusters, size_t begin, size_t end,
+                          const std::vector<std::pair<size_t, size_t>>& spans) {
   size_t best = begin + 1, best_width = size_t(-1), best_distance = size_t(-1);
   const size_t middle = (begin + end) / 2;
   for (size_t b = begin + 1; b < end; ++b) {
@@ -199,6 +213,10 @@ size_t narrowest_boundary(const ClusterGraph& clusters, size_t begin, size_t end
       const auto& out = clusters.successors[from];
       width += std::any_of(out.begin(), out.end(), [&](size_t to) { return to >= b; });
     }
+    const bool inside_span = std::any_of(spans.begin(), spans.end(), [&](auto span) {
+      return span.first < b && b <= span.second;
+    });
+    if (inside_span) width += clusters.size() * clusters.size();
     const size_t distance = b > middle ? b - middle : middle - b;
     if (width < best_width || (width == best_width && distance < best_distance)) {
       best = b, best_width = width, best_distance = distance;
@@ -210,9 +228,10 @@ size_t narrowest_boundary(const ClusterGraph& clusters, size_t begin, size_t end
 class Enumerator {
  public:
   Enumerator(const Graph& graph, const CandidateRules& rules, const CandidateOptions& options,
-             const std::vector<std::vector<size_t>>& attentions, CandidateSet& out)
-      : graph_(graph), rules_(rules), options_(options), attentions_(attentions), out_(out), make_group_(graph),
-        chains_(graph) {}
+             const std::vector<std::vector<size_t>>& attentions, const std::vector<ValueId>& live,
+             const std::vector<std::pair<size_t, size_t>>& spans, CandidateSet& out)
+      : graph_(graph), rules_(rules), options_(options), attentions_(attentions), spans_(spans), out_(out),
+        make_group_(graph, live), chains_(graph) {}
 
   // Enumerates [begin, end), cutting it at its narrowest point while the
   // candidate limit is exceeded.
@@ -220,7 +239,7 @@ class Enumerator {
     std::optional<std::vector<std::vector<size_t>>> sets;
     if (end - begin > 1) sets = fusable_sets(out_.clusters, begin, end, options_);
     if (end - begin > 1 && !sets) {
-      const size_t b = narrowest_boundary(out_.clusters, begin, end);
+      const size_t b = narrowest_boundary(out_.clusters, begin, end, spans_);
       enumerate(begin, b, cut);
       enumerate(b, end, "narrowest");
       return;
@@ -321,6 +340,7 @@ class Enumerator {
   const CandidateRules& rules_;
   const CandidateOptions& options_;
   const std::vector<std::vector<size_t>>& attentions_;  // find_attentions
+  const std::vector<std::pair<size_t, size_t>>& spans_;  // cluster ranges a part must not split
   CandidateSet& out_;
   runtime::GroupMaker make_group_;
   EpilogueChains chains_;
@@ -328,14 +348,19 @@ class Enumerator {
 
 }  // namespace
 
-CandidateSet enumerate_candidates(const Graph& graph, const CandidateRules& rules, const CandidateOptions& options) {
+CandidateSet enumerate_candidates(const Graph& graph, const CandidateRules& rules, const CandidateOptions& options,
+                                  const std::vector<Alternative>& alternatives) {
   CandidateSet out;
   out.clusters = build_clusters(graph, rules.fusion);
   const std::vector<std::vector<size_t>> attentions = find_attentions(graph, rules);
   std::vector<std::pair<size_t, size_t>> spans = attention_spans(attentions, out.clusters);
   for (const auto& span : prologue_spans(graph, out.clusters)) spans.push_back(span);
+  const std::vector<std::pair<size_t, size_t>> kept_whole = alternative_spans(alternatives, out.clusters);
+  spans.insert(spans.end(), kept_whole.begin(), kept_whole.end());
   const std::vector<bool> lossless = lossless_boundaries(out.clusters, spans);
-  Enumerator enumerator(graph, rules, options, attentions, out);
+  std::vector<ValueId> live;
+  for (const Alternative& a : alternatives) live.push_back(a.derived);
+  Enumerator enumerator(graph, rules, options, attentions, live, kept_whole, out);
   size_t begin = 0;
   for (size_t b = 1; b <= out.clusters.size(); ++b) {
     if (b < out.clusters.size() && !lossless[b]) continue;

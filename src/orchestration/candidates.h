@@ -26,6 +26,7 @@
 #include <string>
 #include <vector>
 
+#include "ir/alternatives.h"
 #include "orchestration/clusters.h"
 #include "runtime/kernel.h"
 
@@ -83,7 +84,11 @@ struct CandidateSet {
   std::vector<Candidate> candidates;
 };
 
+// With `alternatives` (ir/alternatives.h), a derived form's result is an
+// output of the candidates that write it, and a part holds both forms of an
+// alternative (a narrowest cut splits them only when nothing else is left).
 CandidateSet enumerate_candidates(const Graph& graph, const CandidateRules& rules,
-                                  const CandidateOptions& options = {});
+                                  const CandidateOptions& options = {},
+                                  const std::vector<Alternative>& alternatives = {});
 
 }  // namespace orchid::orchestration

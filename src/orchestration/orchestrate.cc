@@ -8,7 +8,8 @@
 
 #include "cost/cost_model.h"
 #include "ir/graph_utils.h"
-#include "orchestration/layout_model.h"
+#include "orchestration/blp_builder.h"
+#include "orchestration/plan_cache.h"
 #include "orchestration/solver.h"
 #include "support/cache_dir.h"
 #include "support/error.h"
@@ -27,6 +28,12 @@ double seconds_since(Clock::time_point start) {
 // priced out of every plan rather than failing the compile.
 constexpr double kUnbuildable = 1e6;
 
+std::vector<ValueId> derived_values(const std::vector<Alternative>& alternatives) {
+  std::vector<ValueId> values;
+  for (const Alternative& a : alternatives) values.push_back(a.derived);
+  return values;
+}
+
 cost::KernelClass kernel_class(CandidateKind kind) {
   switch (kind) {
     case CandidateKind::Linear: return cost::KernelClass::Linear;
@@ -36,23 +43,19 @@ cost::KernelClass kernel_class(CandidateKind kind) {
   return cost::KernelClass::Library;
 }
 
-// Per part, the BLP's structure: which candidates, their tensors.
-struct PartProblem {
-  std::vector<size_t> candidates;  // global candidate indices, in BLP kernel order
-  BlpProblem problem;              // the candidates' kernels, then reorder pseudo-kernels
-  LayoutExtension layouts;
-  std::vector<ValueId> value_of;   // per BLP tensor id (row-major ones): the value
-  std::vector<size_t> last_selection = {};  // the previous round's solution (BLP kernel indices)
-};
-
 class Orchestrator {
  public:
-  Orchestrator(Graph graph, const OrchestrateOptions& options, OrchestrationReport& report)
+  Orchestrator(Graph graph, std::vector<Alternative> alternatives, const OrchestrateOptions& options,
+               OrchestrationReport& report)
       : graph_(std::move(graph)),
+        alternatives_(std::move(alternatives)),
         options_(options),
         backend_(options.backend ? *options.backend : backend::cpu_backend()),
         report_(report),
-        make_group_(graph_) {}
+        make_group_(graph_, derived_values(alternatives_)) {
+    check_alternatives(graph_, alternatives_);
+    report_.alternatives = alternatives_.size();
+  }
 
   runtime::Program run() {
     enumerate();
@@ -73,7 +76,7 @@ class Orchestrator {
     const auto start = Clock::now();
     notify({"candidates", 0, 0, -1});
     const CandidateRules rules = backend_.candidate_rules();
-    set_ = enumerate_candidates(graph_, rules, options_.candidates);
+    set_ = enumerate_candidates(graph_, rules, options_.candidates, alternatives_);
     for (const Candidate& candidate : set_.candidates) {
       groups_.push_back(make_group_(candidate.nodes));
       groups_.back().variant = candidate.variant;
@@ -94,53 +97,12 @@ class Orchestrator {
   }
 
   void build_problems() {
-    std::vector<size_t> part_of_node(graph_.nodes().size());
-    for (size_t p = 0; p < set_.parts.size(); ++p) {
-      for (size_t c = set_.parts[p].begin; c < set_.parts[p].end; ++c) {
-        for (size_t node : set_.clusters.members[c]) part_of_node[node] = p;
-      }
-    }
-    constexpr size_t kNone = kNoNode;
-    const std::vector<size_t> producer = producer_nodes(graph_);
-    std::vector<size_t> producer_part(graph_.num_values(), kNone);
-    for (size_t id = 0; id < producer.size(); ++id) {
-      if (producer[id] != kNoNode) producer_part[id] = part_of_node[producer[id]];
-    }
-    std::vector<bool> read_elsewhere(graph_.num_values(), false);
-    for (ValueId id : graph_.outputs()) read_elsewhere[size_t(id)] = true;
-    for (size_t n = 0; n < graph_.nodes().size(); ++n) {
-      for (ValueId id : graph_.nodes()[n].inputs) {
-        if (id != kNoValue && producer_part[size_t(id)] != part_of_node[n]) read_elsewhere[size_t(id)] = true;
-      }
-    }
-    problems_.assign(set_.parts.size(), {});
-    std::vector<std::map<ValueId, int>> tensor_ids(set_.parts.size());
-    auto tensor = [&](size_t p, ValueId id) {
-      auto [it, added] = tensor_ids[p].emplace(id, int(tensor_ids[p].size()));
-      if (added && producer_part[size_t(id)] != p) problems_[p].problem.available.push_back(it->second);
-      if (added && producer_part[size_t(id)] == p && read_elsewhere[size_t(id)]) {
-        problems_[p].problem.required.push_back(it->second);
-      }
-      return it->second;
-    };
-    for (size_t n = 0; n < graph_.nodes().size(); ++n) {
-      for (ValueId id : graph_.nodes()[n].outputs) {
-        if (id != kNoValue) tensor(part_of_node[n], id);
-      }
-    }
+    std::vector<KernelLayout> layouts;
     for (size_t i = 0; i < set_.candidates.size(); ++i) {
-      const size_t p = set_.candidates[i].part;
-      BlpKernel kernel;
-      for (ValueId id : groups_[i].inputs) {
-        if (!graph_.value(id).is_constant()) kernel.inputs.push_back(tensor(p, id));
-      }
-      for (ValueId id : groups_[i].outputs) kernel.outputs.push_back(tensor(p, id));
-      problems_[p].candidates.push_back(i);
-      problems_[p].problem.kernels.push_back(std::move(kernel));
+      layouts.push_back(is_onednn(i) ? KernelLayout::Native
+                                     : native_library_[i] ? KernelLayout::Either : KernelLayout::RowMajor);
     }
-    for (size_t p = 0; p < problems_.size(); ++p) problems_[p].problem.num_tensors = int(tensor_ids[p].size());
-    add_node_covers(part_of_node, producer, read_elsewhere);
-    for (size_t p = 0; p < problems_.size(); ++p) add_layouts(problems_[p], tensor_ids[p]);
+    problems_ = build_part_problems(graph_, set_, groups_, layouts, alternatives_);
   }
 
   // Converting a tensor between row-major and a native layout: one read and
@@ -153,23 +115,6 @@ class Orchestrator {
         2.0 * double(type.numel()) * double(dtype_size(type.dtype)) / cost_model_->peaks().bytes_per_second;
     auto it = measured_conversion_.find(id);
     return it == measured_conversion_.end() ? estimate : std::max(estimate, it->second);
-  }
-
-  void add_layouts(PartProblem& part, const std::map<ValueId, int>& ids) {
-    std::vector<ValueId>& value_of = part.value_of;
-    value_of.assign(ids.size(), kNoValue);
-    for (const auto& [value, id] : ids) value_of[size_t(id)] = value;
-    std::vector<KernelLayout> layouts;
-    std::vector<bool> graph_output(ids.size(), false);
-    for (size_t i : part.candidates) {
-      layouts.push_back(is_onednn(i) ? KernelLayout::Native
-                                     : native_library_[i] ? KernelLayout::Either : KernelLayout::RowMajor);
-    }
-    for (ValueId id : graph_.outputs()) {
-      if (auto it = ids.find(id); it != ids.end()) graph_output[size_t(it->second)] = true;
-    }
-    part.layouts = add_native_layouts(
-        part.problem, layouts, [&](int t) { return reorder_seconds(value_of[size_t(t)]); }, graph_output);
   }
 
   // A oneDNN kernel (the default implementation of a linear group): it
@@ -193,38 +138,6 @@ class Orchestrator {
       if (!graph_.value(id).is_constant()) conversions += reorder_seconds(id);
     }
     return std::max(0.5 * cost.seconds, cost.seconds - conversions);
-  }
-
-  // Valid inequalities that make the LP relaxation tight: every node a
-  // required value depends on (within its part) is computed by some chosen
-  // kernel, since a kernel computes its nodes from its inputs only. Korch's
-  // constraints alone let the relaxation buy 1/8 of a kernel whose inputs
-  // then need only 1/8 of a writer, and so on upstream: on a transformer
-  // layer its bound was 1/24 of the optimum and CBC took 20 s per solve.
-  // As cuts with an empty all_of: "some kernel of one_of is chosen".
-  void add_node_covers(const std::vector<size_t>& part_of_node, const std::vector<size_t>& producer,
-                       const std::vector<bool>& required_value) {
-    const size_t n = graph_.nodes().size();
-    std::vector<bool> needed(n, false);
-    for (size_t i = n; i-- > 0;) {
-      for (ValueId id : graph_.nodes()[i].outputs) needed[i] = needed[i] || (id != kNoValue && required_value[size_t(id)]);
-      if (!needed[i]) continue;
-      for (ValueId id : graph_.nodes()[i].inputs) {
-        if (id == kNoValue || producer[size_t(id)] == kNoNode) continue;
-        if (part_of_node[producer[size_t(id)]] == part_of_node[i]) needed[producer[size_t(id)]] = true;
-      }
-    }
-    std::vector<std::vector<size_t>> covering(n);  // per node: local kernel indices of its part
-    for (PartProblem& part : problems_) {
-      for (size_t k = 0; k < part.candidates.size(); ++k) {
-        for (size_t node : set_.candidates[part.candidates[k]].nodes) covering[node].push_back(k);
-      }
-    }
-    std::vector<std::set<std::vector<size_t>>> seen(problems_.size());
-    for (size_t i = 0; i < n; ++i) {
-      if (!needed[i] || !seen[part_of_node[i]].insert(covering[i]).second) continue;
-      problems_[part_of_node[i]].problem.cuts.push_back({{}, covering[i]});
-    }
   }
 
   void open_cost_model() {
@@ -271,11 +184,11 @@ class Orchestrator {
     bool optimal = true;
     double planned = 0;
     std::set<ValueId> natively_written;  // by the native kernels chosen in earlier parts
+    std::set<size_t> chosen_aliases;
     for (size_t p = 0; p < problems_.size(); ++p) {
       PartProblem& part = problems_[p];
       for (size_t k = 0; k < part.problem.kernels.size(); ++k) {
-        const std::optional<size_t> c = part.layouts.candidate_of(k);
-        if (c) part.problem.kernels[k].cost = blp_cost(part.candidates[*c]);
+        if (const std::optional<size_t> c = part.candidate(k)) part.problem.kernels[k].cost = blp_cost(*c);
       }
       for (size_t r = 0; r < part.layouts.reorder_tensors.size(); ++r) {
         const ValueId id = part.value_of[size_t(part.layouts.reorder_tensors[r])];
@@ -285,15 +198,22 @@ class Orchestrator {
       const double budget = std::max(0.0, options_.solver_time_limit - report_.solve_seconds - seconds_since(start));
       std::vector<size_t> initial = part.last_selection;
       if (initial.empty()) initial = greedy_selection(part.problem).value_or(std::vector<size_t>{});
-      const BlpSolution solution = solve_blp(*solver, part.problem, {budget, initial});
+      bool from_cache = false;
+      const PlanCacheEntry cache{&cost_model_->cache(), cost_model_->machine(), options_.solver_time_limit};
+      const BlpSolution solution = cached_solve_blp(cache, *solver, part.problem, {budget, initial}, &from_cache);
+      report_.cached_solves += from_cache;
       if (!solution.feasible) ORCHID_FAIL() << "orchestration found no plan for part " << p << " (an internal limit)";
       optimal = optimal && solution.proven_optimal;
       planned += solution.cost;
       part.last_selection = solution.chosen;
       for (size_t k : solution.chosen) {
-        const std::optional<size_t> c = part.layouts.candidate_of(k);
+        if (const std::optional<size_t> a = part.alias(k)) {
+          chosen_aliases.insert(*a);
+          if (part.layouts.is_native_copy(k)) natively_written.insert(alternatives_[*a].original);
+        }
+        const std::optional<size_t> c = part.candidate(k);
         if (!c) continue;
-        const size_t i = part.candidates[*c];
+        const size_t i = *c;
         // (a warm start may hold both forms of one kernel)
         if (std::find(chosen[p].begin(), chosen[p].end(), i) != chosen[p].end()) continue;
         chosen[p].push_back(i);
@@ -302,6 +222,7 @@ class Orchestrator {
         }
       }
     }
+    chosen_aliases_ = std::move(chosen_aliases);
     report_.proven_optimal = optimal;
     report_.planned_seconds = planned;
     ++report_.rounds;
@@ -404,6 +325,7 @@ class Orchestrator {
   // kernels), the later one stops writing it: generated kernels drop the
   // output, a kernel left with nothing to write is dropped.
   runtime::Program assemble(const std::vector<std::vector<size_t>>& chosen) {
+    if (!alternatives_.empty()) keep_chosen_forms(chosen);
     runtime::Program program;
     std::vector<bool> written(graph_.num_values(), false);
     std::vector<runtime::KernelGroup> generated;
@@ -447,6 +369,61 @@ class Orchestrator {
     return program;
   }
 
+  // The program's graph holds the chosen form of each alternative: nodes of
+  // a form no chosen kernel computes go, a chosen derived form's result
+  // takes the original value's place (unless a chosen kernel writes that
+  // too), and values nothing uses any more (an unchosen form's weights) go.
+  // The chosen candidates' groups are made again on that graph.
+  void keep_chosen_forms(const std::vector<std::vector<size_t>>& chosen) {
+    const size_t n = graph_.nodes().size();
+    std::vector<bool> computed(n, false), in_a_form(n, false);
+    std::set<ValueId> written;
+    for (const std::vector<size_t>& part : chosen) {
+      for (size_t i : part) {
+        for (size_t node : set_.candidates[i].nodes) computed[node] = true;
+        written.insert(groups_[i].outputs.begin(), groups_[i].outputs.end());
+      }
+    }
+    std::map<ValueId, ValueId> renamed;
+    for (size_t a = 0; a < alternatives_.size(); ++a) {
+      const Alternative& alternative = alternatives_[a];
+      for (const auto* nodes : {&alternative.original_nodes, &alternative.derived_nodes}) {
+        for (size_t node : *nodes) in_a_form[node] = true;
+      }
+      if (chosen_aliases_.count(a) && !written.count(alternative.original)) {
+        renamed[alternative.derived] = alternative.original;
+        ++report_.derived_forms_chosen;
+      }
+    }
+    const auto rename = [&](std::vector<ValueId>& ids) {
+      for (ValueId& id : ids) {
+        if (auto it = renamed.find(id); it != renamed.end()) id = it->second;
+      }
+    };
+    Graph kept = graph_;
+    kept.nodes().clear();
+    std::vector<size_t> new_index(n, kNoNode);
+    for (size_t node = 0; node < n; ++node) {
+      if (in_a_form[node] && !computed[node]) continue;
+      Node copy = graph_.nodes()[node];
+      rename(copy.inputs);
+      rename(copy.outputs);
+      new_index[node] = kept.nodes().size();
+      kept.add_node(std::move(copy));
+    }
+    graph_ = remove_unused_values(kept);
+    const runtime::GroupMaker make_group(graph_);
+    for (const std::vector<size_t>& part : chosen) {
+      for (size_t i : part) {
+        std::vector<size_t> nodes;
+        for (size_t node : set_.candidates[i].nodes) nodes.push_back(new_index[node]);
+        runtime::KernelGroup group = make_group(std::move(nodes));
+        group.variant = groups_[i].variant;
+        groups_[i] = std::move(group);
+      }
+    }
+  }
+
   std::string cache_dir() const {
     return options_.cache_dir.empty() ? default_cache_dir() : private_cache_dir(options_.cache_dir);
   }
@@ -456,6 +433,8 @@ class Orchestrator {
   }
 
   Graph graph_;
+  std::vector<Alternative> alternatives_;
+  std::set<size_t> chosen_aliases_;  // the alternatives whose derived form the last solve chose
   const OrchestrateOptions& options_;
   const backend::Backend& backend_;
   OrchestrationReport& report_;
@@ -483,8 +462,13 @@ const char* cost_source_name(CostSource source) {
 }
 
 runtime::Program orchestrate(Graph graph, const OrchestrateOptions& options, OrchestrationReport* report) {
+  return orchestrate(std::move(graph), {}, options, report);
+}
+
+runtime::Program orchestrate(Graph graph, std::vector<Alternative> alternatives, const OrchestrateOptions& options,
+                             OrchestrationReport* report) {
   OrchestrationReport local;
-  Orchestrator orchestrator(std::move(graph), options, report ? *report : local);
+  Orchestrator orchestrator(std::move(graph), std::move(alternatives), options, report ? *report : local);
   return orchestrator.run();
 }
 

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "backend/backend.h"
+#include "ir/alternatives.h"
 #include "orchestration/candidates.h"
 #include "runtime/program.h"
 
@@ -61,6 +62,9 @@ struct OrchestrationReport {
   size_t unbuildable = 0;      // candidates the backend turned down when built (priced out)
   std::string first_unbuildable;  // the first one's name and error
   int rounds = 0;              // BLP solves per part (the most of any part)
+  size_t cached_solves = 0;    // part solves whose solution came from the plan cache (plan_cache.h)
+  size_t alternatives = 0;     // alternative forms offered (ir/alternatives.h)
+  size_t derived_forms_chosen = 0;  // of them, derived forms the plan uses
   bool proven_optimal = true;  // every part's BLP proven optimal
   double planned_seconds = 0;  // the BLP's objective: chosen kernels and the layout conversions they imply
   double enumerate_seconds = 0, profile_seconds = 0, solve_seconds = 0, codegen_seconds = 0;
@@ -70,5 +74,10 @@ struct OrchestrationReport {
 
 // The program for a primitive graph (fission's output).
 runtime::Program orchestrate(Graph graph, const OrchestrateOptions& options, OrchestrationReport* report = nullptr);
+// The same with alternative forms in the graph (ir/alternatives.h): the BLP
+// chooses a form per alternative jointly with the kernels, and the program
+// holds the chosen forms only.
+runtime::Program orchestrate(Graph graph, std::vector<Alternative> alternatives, const OrchestrateOptions& options,
+                             OrchestrationReport* report = nullptr);
 
 }  // namespace orchid::orchestration

@@ -26,6 +26,7 @@ std::string orchestration_report_json(const OrchestrationReport& report, const r
       {"clusters", report.clusters},         {"parts", parts},
       {"measured", report.measured},         {"cached", report.cached},
       {"unbuildable", report.unbuildable},   {"rounds", report.rounds},
+      {"cached_solves", report.cached_solves},
       {"proven_optimal", report.proven_optimal}, {"planned_ms", report.planned_seconds * 1e3},
       {"enumerate_seconds", report.enumerate_seconds}, {"profile_seconds", report.profile_seconds},
       {"solve_seconds", report.solve_seconds}, {"codegen_seconds", report.codegen_seconds},
@@ -44,9 +45,11 @@ std::string format_orchestration_report(const OrchestrationReport& report) {
                   report.candidates, report.generated_candidates, report.clusters, report.parts.size(), largest,
                   narrowest_cuts ? fmt::format(", {} cut at the narrowest point", narrowest_cuts) : "",
                   report.enumerate_seconds);
-  text += fmt::format("  costs: {} measured now ({:.2f} s), {} from the cache; BLP {} rounds, {:.2f} s, {}\n",
+  text += fmt::format("  costs: {} measured now ({:.2f} s), {} from the cache; BLP {} rounds, {:.2f} s, {}{}\n",
                       report.measured, report.profile_seconds, report.cached, report.rounds, report.solve_seconds,
-                      report.proven_optimal ? "proven optimal" : "NOT proven optimal (time limit)");
+                      report.proven_optimal ? "proven optimal" : "NOT proven optimal (time limit)",
+                      report.cached_solves ? fmt::format(" ({} solves from the plan cache)", report.cached_solves)
+                                           : "");
   if (report.unbuildable) {
     text += fmt::format("  {} candidates could not be built (first: {})\n", report.unbuildable,
                         report.first_unbuildable);

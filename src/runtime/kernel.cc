@@ -8,7 +8,7 @@
 
 namespace orchid::runtime {
 
-GroupMaker::GroupMaker(const Graph& graph) : graph_(graph) {
+GroupMaker::GroupMaker(const Graph& graph, const std::vector<ValueId>& live) : graph_(graph) {
   readers_.resize(graph.num_values());
   graph_output_.assign(graph.num_values(), false);
   for (size_t i = 0; i < graph.nodes().size(); ++i) {
@@ -17,6 +17,7 @@ GroupMaker::GroupMaker(const Graph& graph) : graph_(graph) {
     }
   }
   for (ValueId id : graph.outputs()) graph_output_[size_t(id)] = true;
+  for (ValueId id : live) graph_output_[size_t(id)] = true;
 }
 
 KernelGroup GroupMaker::operator()(std::vector<size_t> nodes) const {

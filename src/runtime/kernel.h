@@ -43,10 +43,12 @@ KernelGroup make_group(const Graph& graph, std::vector<size_t> nodes);
 size_t input_slot(const KernelGroup& group, ValueId id);
 
 // make_group for many groups of one graph: the value readers are indexed
-// once, so each group costs time in its own size, not the graph's.
+// once, so each group costs time in its own size, not the graph's. `live`
+// values are outputs of the groups that write them, like graph outputs (a
+// derived form's result, which no node reads: ir/alternatives.h).
 class GroupMaker {
  public:
-  explicit GroupMaker(const Graph& graph);
+  explicit GroupMaker(const Graph& graph, const std::vector<ValueId>& live = {});
   KernelGroup operator()(std::vector<size_t> nodes) const;
 
  private:
