@@ -24,24 +24,38 @@ double planned_seconds(const Graph& graph, const PipelineOptions& options) {
   return report.planned_seconds;
 }
 
-}  // namespace
-
-Graph derive_primitives(Graph primitives, const PipelineOptions& options, derivation::DeriveReport* report) {
+// Derivation's options; its cost function plans small graphs as the pipeline does.
+derivation::DeriveOptions derive_options(const PipelineOptions& options) {
   derivation::DeriveOptions d;
   d.search = options.derive_search;
   d.max_estimate_ratio = options.derive_max_estimate_ratio;
-  d.cost = [&](const Graph& g) { return planned_seconds(g, options); };
+  d.cost = [&options](const Graph& g) { return planned_seconds(g, options); };
   if (options.orchestration.progress) {
-    d.progress = [&](size_t done, size_t total) { options.orchestration.progress({"deriving", done, total, -1}); };
+    d.progress = [&options](size_t done, size_t total) {
+      options.orchestration.progress({"deriving", done, total, -1});
+    };
   }
-  return derivation::derive(primitives, d, report);
+  return d;
+}
+
+}  // namespace
+
+Graph derive_primitives(Graph primitives, const PipelineOptions& options, derivation::DeriveReport* report) {
+  return derivation::derive(primitives, derive_options(options), report);
 }
 
 runtime::Program compile(const Graph& graph, const PipelineOptions& options,
                          orchestration::OrchestrationReport* report, derivation::DeriveReport* derive_report) {
   runtime::check_values_fit(graph);
   Graph primitives = fission::fission(graph);
-  if (options.derive) primitives = derive_primitives(std::move(primitives), options, derive_report);
+  if (options.derive && options.fusion) {
+    // Derived forms beside their regions: orchestration chooses jointly with fusion.
+    derivation::DerivedGraph derived =
+        derivation::derive_alternatives(primitives, derive_options(options), derive_report);
+    return orchestration::orchestrate(std::move(derived.graph), std::move(derived.alternatives),
+                                      options.orchestration, report);
+  }
+  if (options.derive) primitives = derivation::derive(primitives, derive_options(options), derive_report);
   if (options.fusion) return orchestration::orchestrate(std::move(primitives), options.orchestration, report);
   runtime::Program program;
   program.graph = std::move(primitives);

@@ -3,9 +3,12 @@
 //   fission -> [derive] -> candidates -> costs -> BLP -> codegen   (orchestration/orchestrate.h)
 // or, with fusion off, fission -> [derive] -> one kernel per primitive
 // (linear primitives keep the epilogues oneDNN absorbs): the baseline plan.
-// Derivation (derivation/derive.h) replaces linear primitives by derived
-// forms where those measure faster; each form is costed as the rest of the
-// pipeline would plan it.
+// Derivation (derivation/derive.h) finds derived forms of linear primitives,
+// each costed alone as the rest of the pipeline would plan it. With fusion,
+// the forms that measure faster or nearly as fast go to orchestration beside
+// their originals (ir/alternatives.h), and the BLP chooses each region's
+// form jointly with the kernels around it; without fusion, the faster forms
+// replace their originals.
 #pragma once
 
 #include "derivation/derive.h"

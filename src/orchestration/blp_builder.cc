@@ -154,7 +154,7 @@ std::optional<size_t> PartProblem::alias(size_t k) const {
 std::vector<PartProblem> build_part_problems(const Graph& graph, const CandidateSet& set,
                                              const std::vector<runtime::KernelGroup>& groups,
                                              const std::vector<KernelLayout>& layouts,
-                                             const std::vector<Alternative>& alternatives) {
+                                             const std::vector<Alternative>& alternatives, bool node_covers) {
   const PartFacts facts = part_facts(graph, set);
   const std::vector<bool> active = active_alternatives(alternatives, facts);
   std::vector<PartProblem> problems(set.parts.size());
@@ -188,7 +188,7 @@ std::vector<PartProblem> build_part_problems(const Graph& graph, const Candidate
     problems[p].problem.kernels.push_back({0.0, {tensor(p, alternatives[a].derived)}, {tensor(p, alternatives[a].original)}});
   }
   for (size_t p = 0; p < problems.size(); ++p) problems[p].problem.num_tensors = int(tensor_ids[p].size());
-  add_node_covers(graph, set, facts, alternatives, active, problems);
+  if (node_covers) add_node_covers(graph, set, facts, alternatives, active, problems);
   for (size_t p = 0; p < problems.size(); ++p) add_layouts(graph, layouts, tensor_ids[p], problems[p]);
   return problems;
 }

@@ -40,6 +40,7 @@ struct PartProblem {
 std::vector<PartProblem> build_part_problems(const Graph& graph, const CandidateSet& set,
                                              const std::vector<runtime::KernelGroup>& groups,
                                              const std::vector<KernelLayout>& layouts,
-                                             const std::vector<Alternative>& alternatives = {});
+                                             const std::vector<Alternative>& alternatives = {},
+                                             bool node_covers = true);  // false: without (tests check they are valid)
 
 }  // namespace orchid::orchestration

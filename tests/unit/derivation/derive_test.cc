@@ -158,5 +158,64 @@ TEST(Derive, BandedMatMulBecomesG2bmm) {
   expect_same_outputs(g, d);
 }
 
+
+// The graph with only `value` as its output.
+Graph returning(Graph graph, ValueId value) {
+  graph.outputs() = {value};
+  return graph;
+}
+
+TEST(DeriveAlternatives, AFasterFormGoesBesideTheOriginal) {
+  Graph g = conv_graph({1, 4, 6, 6}, {8, 4, 3, 3}, attrs({{"pads", std::vector<int64_t>{1, 1, 1, 1}}}));
+  DeriveOptions options;
+  options.cost = options.estimate = penalize("Conv");
+  DeriveReport report;
+  DerivedGraph d = derive_alternatives(g, options, &report);
+  ASSERT_EQ(d.alternatives.size(), 1u);
+  const Alternative& a = d.alternatives[0];
+  check_alternatives(d.graph, d.alternatives);
+  EXPECT_EQ(d.graph.nodes()[a.original_nodes.back()].op, "Conv");
+  EXPECT_EQ(count_op(d.graph, "Conv"), 1u);
+  EXPECT_GE(count_op(d.graph, "MatMul"), 1u);
+  EXPECT_EQ(a.derivation, report.records[0].derivation);
+  // Node order and value ids kept: the model's output is the same value.
+  EXPECT_EQ(d.graph.outputs(), g.outputs());
+  expect_same_outputs(g, d.graph);
+  // Both forms compute the same tensor.
+  expect_same_outputs(returning(d.graph, a.original), returning(d.graph, a.derived));
+}
+
+TEST(DeriveAlternatives, AFormNearlyAsFastIsOfferedASlowOneNot) {
+  Graph g = conv_graph({1, 4, 6, 6}, {8, 4, 3, 3}, attrs({{"pads", std::vector<int64_t>{1, 1, 1, 1}}}));
+  // The original's small graph is its one Conv; every derived form has more nodes.
+  const auto derived_costs = [](double seconds) {
+    return [seconds](const Graph& graph) { return graph.nodes().size() == 1 ? 1.0 : seconds; };
+  };
+  DeriveOptions options;
+  options.estimate = penalize("MatMul");
+  options.cost = derived_costs(1.05);
+  DeriveReport report;
+  EXPECT_EQ(derive_alternatives(g, options, &report).alternatives.size(), 1u);
+  EXPECT_FALSE(report.records[0].applied);  // derive() would keep the original
+  options.cost = derived_costs(1.5);
+  EXPECT_TRUE(derive_alternatives(g, options).alternatives.empty());
+}
+
+TEST(DeriveAlternatives, ARegionWithLayoutProducersIsOneForm) {
+  Graph g = banded_graph(16, 4, 2, 2);
+  DeriveOptions options;
+  options.cost = [](const Graph& graph) {
+    return count_op(graph, "Gather") + count_op(graph, "MatMul") ? 2.0 : 1.0;
+  };
+  options.estimate = options.cost;
+  DerivedGraph d = derive_alternatives(g, options);
+  ASSERT_EQ(d.alternatives.size(), 1u);
+  const Alternative& a = d.alternatives[0];
+  EXPECT_EQ(a.original_nodes.size(), 4u);  // Pad, Gather, Transpose, MatMul
+  EXPECT_EQ(count_op(d.graph, "G2BMM"), 1u);
+  expect_same_outputs(g, d.graph);
+  expect_same_outputs(returning(d.graph, a.original), returning(d.graph, a.derived));
+}
+
 }  // namespace
 }  // namespace orchid::derivation

@@ -3,6 +3,7 @@
 // kernels compiled and run. Every program is checked against the reference
 // interpreter; random graphs of memory-bound primitives exercise fusion
 // shapes no hand-written case would.
+#include <algorithm>
 #include <filesystem>
 #include <random>
 
@@ -10,6 +11,7 @@
 
 #include "../runtime/runtime_test_util.h"
 #include "fission/fission.h"
+#include "ir/graph_utils.h"
 #include "orchestration/orchestrate.h"
 #include "reference/compare.h"
 #include "reference/interpreter.h"
@@ -136,6 +138,78 @@ TEST(Orchestrate, RandomMemoryBoundGraphsMatchTheInterpreter) {
     SCOPED_TRACE("seed " + std::to_string(seed));
     expect_orchestrated_matches(random_graph(seed), estimate_only());
   }
+}
+
+
+// Two forms of 2x: x * (2 I) as a MatMul and x + x. The alternative's
+// derived form is `derived_is_add` ? the sum : the product; the graph reads
+// the original (the other one) through a Relu.
+struct TwoForms {
+  Graph graph;
+  Alternative alternative;
+};
+
+TwoForms two_forms_of_twice_x(bool derived_is_add) {
+  GraphBuilder b;
+  const ValueId x = b.input("x", {64, 256});
+  std::vector<float> twice_identity(256 * 256, 0.0f);
+  for (size_t i = 0; i < 256; ++i) twice_identity[i * 256 + i] = 2.0f;
+  const ValueId weight = b.g.add_constant("two_i", Tensor::from_vector(DType::Float32, {256, 256}, twice_identity));
+  const auto product = [&] { return b.op("MatMul", {x, weight}); };
+  const auto sum = [&] { return b.op("Add", {x, x}); };
+  const ValueId derived = derived_is_add ? sum() : product();   // node 0
+  const ValueId original = derived_is_add ? product() : sum();  // node 1
+  Graph graph = b.finish(b.op("Relu", {original}));
+  return {std::move(graph), Alternative{original, derived, {1}, {0}, "test"}};
+}
+
+bool has_op(const Graph& graph, const std::string& op) {
+  return std::any_of(graph.nodes().begin(), graph.nodes().end(), [&](const Node& node) { return node.op == op; });
+}
+
+// Orchestrates with the alternative and checks the program against the
+// interpreter's run of the graph (which computes the original form).
+runtime::Program expect_alternative_matches(const TwoForms& forms, OrchestrationReport& report) {
+  const std::map<std::string, Tensor> feeds = random_feeds(forms.graph, 5);
+  const std::vector<Tensor> expected = reference::run_graph(forms.graph, feeds);
+  runtime::Program program = orchestrate(forms.graph, {forms.alternative}, estimate_only(), &report);
+  runtime::Executable executable(program);
+  const std::vector<Tensor> actual = executable.run(feeds);
+  EXPECT_EQ(actual.size(), 1u);
+  if (actual.size() == 1) {
+    const reference::Comparison c = reference::compare_tensors(actual[0], expected[0], 1e-5, 1e-6);
+    EXPECT_TRUE(c.ok) << c.mismatch;
+  }
+  EXPECT_EQ(report.alternatives, 1u);
+  return program;
+}
+
+TEST(Orchestrate, ACheaperDerivedFormReplacesTheOriginal) {
+  OrchestrationReport report;
+  const runtime::Program program = expect_alternative_matches(two_forms_of_twice_x(/*derived_is_add=*/true), report);
+  EXPECT_EQ(report.derived_forms_chosen, 1u);
+  EXPECT_FALSE(has_op(program.graph, "MatMul"));
+  EXPECT_EQ(constant_bytes(program.graph), 0u);  // the original's weight went with it
+  EXPECT_EQ(program.graph.nodes().size(), 2u);
+}
+
+TEST(Orchestrate, ADearerDerivedFormIsLeftOut) {
+  OrchestrationReport report;
+  const runtime::Program program = expect_alternative_matches(two_forms_of_twice_x(/*derived_is_add=*/false), report);
+  EXPECT_EQ(report.derived_forms_chosen, 0u);
+  EXPECT_FALSE(has_op(program.graph, "MatMul"));
+  EXPECT_EQ(constant_bytes(program.graph), 0u);
+  EXPECT_EQ(program.graph.nodes().size(), 2u);
+}
+
+TEST(Orchestrate, MalformedAlternativesAreInternalErrors) {
+  TwoForms forms = two_forms_of_twice_x(true);
+  Alternative overlapping = forms.alternative;
+  overlapping.derived_nodes = {1};
+  EXPECT_THROW(orchestrate(forms.graph, {overlapping}, estimate_only()), InternalError);
+  Alternative swapped = forms.alternative;
+  std::swap(swapped.original, swapped.derived);
+  EXPECT_THROW(orchestrate(forms.graph, {swapped}, estimate_only()), InternalError);
 }
 
 }  // namespace
