@@ -1,7 +1,9 @@
 #include "pipeline.h"
 
 #include <algorithm>
+#include <memory>
 
+#include "cost/cost_model.h"
 #include "fission/fission.h"
 #include "orchestration/baseline_plan.h"
 #include "runtime/memory_check.h"
@@ -24,11 +26,28 @@ double planned_seconds(const Graph& graph, const PipelineOptions& options) {
   return report.planned_seconds;
 }
 
+// Derivation's decisions kept in the cost database, per machine (and thread
+// count) and per kind of costs (measured, or estimates with --no-profile).
+void keep_decisions(const PipelineOptions& options, derivation::DeriveOptions& d) {
+  cost::CostModelOptions cost_options;
+  cost_options.cache_path = cost::cost_cache_path(options.orchestration.cache_dir);
+  cost_options.threads = options.orchestration.threads;
+  cost_options.backend = options.orchestration.backend;
+  auto model = std::make_shared<cost::CostModel>(cost_options);
+  const std::string costs = options.orchestration.profile ? " measured" : " estimated";
+  d.load_decision = [model, costs](const std::string& key) { return model->cache().get_meta(model->machine(), key + costs); };
+  d.store_decision = [model, costs](const std::string& key, const std::string& value) {
+    model->cache().set_meta(model->machine(), key + costs, value);
+  };
+}
+
 // Derivation's options; its cost function plans small graphs as the pipeline does.
 derivation::DeriveOptions derive_options(const PipelineOptions& options) {
   derivation::DeriveOptions d;
   d.search = options.derive_search;
   d.max_estimate_ratio = options.derive_max_estimate_ratio;
+  d.budget_seconds = options.derive_budget_seconds;
+  keep_decisions(options, d);
   d.cost = [&options](const Graph& g) { return planned_seconds(g, options); };
   if (options.orchestration.progress) {
     d.progress = [&options](size_t done, size_t total) {
@@ -50,10 +69,15 @@ runtime::Program compile(const Graph& graph, const PipelineOptions& options,
   Graph primitives = fission::fission(graph);
   if (options.derive && options.fusion) {
     // Derived forms beside their regions: orchestration chooses jointly with fusion.
-    derivation::DerivedGraph derived =
-        derivation::derive_alternatives(primitives, derive_options(options), derive_report);
-    return orchestration::orchestrate(std::move(derived.graph), std::move(derived.alternatives),
-                                      options.orchestration, report);
+    derivation::DeriveReport local_derive;
+    derivation::DeriveReport& derived_report = derive_report ? *derive_report : local_derive;
+    derivation::DerivedGraph derived = derivation::derive_alternatives(primitives, derive_options(options), &derived_report);
+    orchestration::OrchestrationReport local;
+    orchestration::OrchestrationReport& orchestrated = report ? *report : local;
+    runtime::Program program = orchestration::orchestrate(std::move(derived.graph), std::move(derived.alternatives),
+                                                          options.orchestration, &orchestrated);
+    derivation::note_plan_choices(derived_report, orchestrated.derived_nodes_chosen);
+    return program;
   }
   if (options.derive) primitives = derivation::derive(primitives, derive_options(options), derive_report);
   if (options.fusion) return orchestration::orchestrate(std::move(primitives), options.orchestration, report);

@@ -11,6 +11,8 @@
 // replace their originals.
 #pragma once
 
+#include <limits>
+
 #include "derivation/derive.h"
 #include "ir/graph.h"
 #include "orchestration/orchestrate.h"
@@ -25,6 +27,7 @@ struct PipelineOptions {
   // Derived forms estimated slower than this times the original are not
   // measured (derive.h); `orchid explain --measure-all` lifts it.
   double derive_max_estimate_ratio = 3;
+  double derive_budget_seconds = std::numeric_limits<double>::infinity();  // derive.h's budget
   orchestration::OrchestrateOptions orchestration;
 };
 

@@ -98,6 +98,9 @@ struct CompileOptions {
   bool fusion = true;    // false: the baseline plan, one kernel per primitive (`--no-fusion`)
   bool profile = true;   // false: analytical costs and the cache only (`--no-profile`)
   bool derive = false;   // OLLIE's derivation of Conv, ConvTranspose and MatMul forms (`--derive`)
+  // Seconds of derivation search and measurement per compile (`--derive-budget`):
+  // the heaviest primitive kinds first; decisions from earlier compiles are free.
+  double derive_budget_seconds = 30;
   std::string cache_dir; // measured costs and built kernels; empty: $ORCHID_CACHE_DIR, else ~/.cache/orchid
   // Shapes for inputs with symbolic dimensions (unbound ones become 1).
   std::map<std::string, std::vector<int64_t>> input_shapes;

@@ -72,6 +72,7 @@ PipelineOptions pipeline_options(const CompileOptions& options) {
   PipelineOptions pipeline;
   pipeline.fusion = options.fusion;
   pipeline.derive = options.derive;
+  pipeline.derive_budget_seconds = options.derive_budget_seconds;
   pipeline.orchestration.profile = options.profile;
   pipeline.orchestration.cache_dir = options.cache_dir;
   pipeline.orchestration.threads = options.threads > 0 ? options.threads : num_cores();

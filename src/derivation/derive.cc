@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include <nlohmann/json.hpp>
+
 #include <algorithm>
 #include <chrono>
 #include <map>
@@ -18,7 +20,11 @@
 #include "ir/graph_utils.h"
 #include "orchestration/baseline_plan.h"
 #include "reference/ops/banded.h"
+#include "ir/expr_fingerprint.h"
+#include "ir/expr_parser.h"
+#include "ir/expr_printer.h"
 #include "support/error.h"
+#include "support/sha256.h"
 
 namespace orchid::derivation {
 
@@ -183,22 +189,106 @@ struct Decisions {
   std::set<size_t> applied;                         // the nodes whose form derive() substitutes
 };
 
-Decisions decide_all(const Graph& primitives, const DeriveOptions& options, DeriveReport& rep) {
+// The key a decision is stored under: the region and every option that
+// shapes what search finds and what is measured.
+std::string decision_key(const Region& region, const DeriveOptions& options) {
+  const SearchOptions& s = options.search;
+  return "derive " + sha256_of_text(fmt::format(
+                         "v1|{}|{} {} {} {} {} {} {} {}|{} {} {} {} {}", region.signature, s.max_depth, s.max_states,
+                         s.time_limit_seconds, s.max_found, s.fingerprint_dedup, s.guided, s.max_guided_steps,
+                         s.rules.size(), options.max_alternatives, options.max_estimate_ratio, options.max_growth,
+                         options.min_speedup, options.offer_ratio));
+}
+
+std::string stored_decision(const Decision& d) {
+  const nlohmann::json value = {{"record", nlohmann::json::parse(derivation_record_json(d.record))},
+                                {"state", d.state ? expr::print_program(d.state) : ""},
+                                {"fingerprint", d.state ? fmt::format("{:x}", expr::fingerprint(d.state)) : ""}};
+  return value.dump();
+}
+
+// A stored decision, when it reads back whole (its form parses to the same
+// fingerprint); nullopt otherwise (it is decided again).
+std::optional<Decision> read_decision(const std::string& text) {
+  const nlohmann::json value = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (!value.is_object() || !value.contains("record") || !value["record"].is_object()) return std::nullopt;
+  try {
+    Decision d;
+    d.record = derivation_record_from_json(value["record"].dump());
+    const std::string state = value.value("state", "");
+    if (!state.empty()) {
+      d.state = expr::parse(state);
+      if (fmt::format("{:x}", expr::fingerprint(d.state)) != value.value("fingerprint", "")) return std::nullopt;
+    }
+    d.record.nodes.clear();
+    return d;
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+}
+
+// The derivable regions, grouped by signature, heaviest kind first (by the
+// estimate of one region): a budget goes where the time is.
+std::vector<std::vector<std::pair<size_t, Region>>> regions_by_kind(const Graph& primitives,
+                                                                    const DeriveOptions& options) {
   RegionBuilder builder(primitives);
-  std::map<std::string, std::vector<std::pair<size_t, Region>>> by_signature;
-  std::vector<std::string> order;
+  std::map<std::string, size_t> kind_of;
+  std::vector<std::vector<std::pair<size_t, Region>>> kinds;
   for (size_t n = 0; n < primitives.nodes().size(); ++n) {
     if (!is_derivable_op(primitives.nodes()[n])) continue;
     std::optional<Region> region = builder.region(n);
     if (!region) continue;
-    if (!by_signature.count(region->signature)) order.push_back(region->signature);
-    by_signature[region->signature].emplace_back(n, std::move(*region));
+    auto [it, added] = kind_of.emplace(region->signature, kinds.size());
+    if (added) kinds.emplace_back();
+    kinds[it->second].emplace_back(n, std::move(*region));
   }
+  std::vector<double> weight;
+  for (const auto& kind : kinds) {
+    weight.push_back(double(kind.size()) * estimate_of(options, region_graph(primitives, kind[0].second)));
+  }
+  std::vector<size_t> order(kinds.size());
+  for (size_t k = 0; k < order.size(); ++k) order[k] = k;
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return weight[a] > weight[b]; });
+  std::vector<std::vector<std::pair<size_t, Region>>> sorted;
+  for (size_t k : order) sorted.push_back(std::move(kinds[k]));
+  return sorted;
+}
+
+// A kind's decision: stored, decided within the budget, or none when the budget is spent.
+Decision decide_kind(const Graph& primitives, const Region& region, const DeriveOptions& options, DeriveReport& rep,
+                     double& spent) {
+  const std::string key = decision_key(region, options);
+  if (options.load_decision) {
+    if (std::optional<std::string> text = options.load_decision(key)) {
+      if (std::optional<Decision> d = read_decision(*text)) {
+        ++rep.reused;
+        return std::move(*d);
+      }
+    }
+  }
+  if (spent >= options.budget_seconds) {
+    Decision d;
+    d.record.op = primitives.nodes()[region.nodes.back()].op;
+    d.record.signature = region.signature;
+    d.record.note = "not derived: the derivation budget was spent";
+    ++rep.over_budget;
+    return d;
+  }
+  const auto start = std::chrono::steady_clock::now();
+  Decision d = decide(primitives, region, options, rep);
+  spent += seconds_since(start);
+  if (options.store_decision) options.store_decision(key, stored_decision(d));
+  return d;
+}
+
+Decisions decide_all(const Graph& primitives, const DeriveOptions& options, DeriveReport& rep) {
+  std::vector<std::vector<std::pair<size_t, Region>>> kinds = regions_by_kind(primitives, options);
   Decisions decisions;
-  for (size_t k = 0; k < order.size(); ++k) {
-    if (options.progress) options.progress(k, order.size());
-    auto& members = by_signature[order[k]];
-    Decision d = decide(primitives, members[0].second, options, rep);
+  double spent = 0;
+  for (size_t k = 0; k < kinds.size(); ++k) {
+    if (options.progress) options.progress(k, kinds.size());
+    auto& members = kinds[k];
+    Decision d = decide_kind(primitives, members[0].second, options, rep, spent);
     for (auto& [n, region] : members) {
       d.record.nodes.push_back(primitives.nodes()[n].name);
       if (!d.state) continue;
@@ -208,7 +298,7 @@ Decisions decide_all(const Graph& primitives, const DeriveOptions& options, Deri
     }
     rep.records.push_back(d.record);
   }
-  if (options.progress) options.progress(order.size(), order.size());
+  if (options.progress) options.progress(kinds.size(), kinds.size());
   return decisions;
 }
 
@@ -327,6 +417,7 @@ DerivedGraph derive_alternatives(const Graph& primitives, const DeriveOptions& o
   if (decisions.forms.empty()) return out;
   out.graph.nodes().clear();
   std::vector<size_t> new_index(primitives.nodes().size());
+  std::set<std::string> offered;
   for (size_t n = 0; n < primitives.nodes().size(); ++n) {
     const Node& original = primitives.nodes()[n];
     if (auto it = decisions.forms.find(n); it != decisions.forms.end()) {
@@ -337,13 +428,35 @@ DerivedGraph derive_alternatives(const Graph& primitives, const DeriveOptions& o
         a->original = original.outputs[0];
         a->derivation = decisions.derivation.at(n);
         out.alternatives.push_back(std::move(*a));
+        offered.insert(original.name);
       }
     }
     new_index[n] = out.graph.nodes().size();
     out.graph.add_node(original);
   }
   check_alternatives(out.graph, out.alternatives);
+  for (DerivationRecord& record : rep.records) {
+    record.offered = std::any_of(record.nodes.begin(), record.nodes.end(), [&](const auto& n) { return offered.count(n); });
+    record.applied = false;  // until the plan chooses (note_plan_choices)
+  }
   return out;
+}
+
+void note_plan_choices(DeriveReport& report, const std::vector<std::string>& chosen_nodes) {
+  const std::set<std::string> chosen(chosen_nodes.begin(), chosen_nodes.end());
+  for (DerivationRecord& record : report.records) {
+    if (!record.offered) continue;
+    const size_t uses = size_t(std::count_if(record.nodes.begin(), record.nodes.end(),
+                                             [&](const std::string& n) { return chosen.count(n); }));
+    record.applied = uses > 0;
+    if (uses == record.nodes.size()) {
+      record.note = "the plan uses the derived form";
+    } else if (uses > 0) {
+      record.note = fmt::format("the plan uses the derived form at {} of {} nodes", uses, record.nodes.size());
+    } else {
+      record.note = "offered beside the original; the plan keeps the original (with the kernels around it)";
+    }
+  }
 }
 
 }  // namespace orchid::derivation

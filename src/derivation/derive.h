@@ -9,6 +9,8 @@
 #pragma once
 
 #include <functional>
+#include <limits>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -39,6 +41,16 @@ struct DeriveOptions {
   // are costed; empty: roofline_estimate.
   GraphCost estimate;
   std::function<void(size_t done, size_t total)> progress;  // optional
+  // Seconds of search and costing for the whole graph: primitive kinds are
+  // derived heaviest first (by `estimate`) while time is left; the rest keep
+  // their originals. Decisions read from the store below take no time.
+  double budget_seconds = std::numeric_limits<double>::infinity();
+  // Where decisions are kept between compiles (the pipeline: the cost
+  // database), keyed by the region's signature and the options that shape
+  // the search and the costing; empty: none. A decision read back needs no
+  // search and no measurement, so a warm compile does neither.
+  std::function<std::optional<std::string>(const std::string& key)> load_decision;
+  std::function<void(const std::string& key, const std::string& value)> store_decision;
 };
 
 // A derived form that was measured.
@@ -62,7 +74,8 @@ struct DerivationRecord {
   double seconds_when_found = 0;
   std::vector<std::string> instantiation;  // its operators
   std::vector<MeasuredForm> measured;  // every form measured, in rank order
-  bool applied = false;
+  bool applied = false;            // replaced (derive) or chosen by the plan (with orchestration's choice)
+  bool offered = false;            // went to orchestration beside the original (derive_alternatives)
   std::string note;                // why not derived, when it was not
   SearchStats stats;
 };
@@ -71,6 +84,8 @@ struct DeriveReport {
   std::vector<DerivationRecord> records;
   double search_seconds = 0;
   double cost_seconds = 0;
+  size_t reused = 0;       // kinds whose decision came from the store (no search, no measurement)
+  size_t over_budget = 0;  // kinds left underived because the budget was spent
   size_t applied_nodes() const;
 };
 
@@ -78,6 +93,10 @@ struct DeriveReport {
 // max(flops / 100 GFLOP/s, bytes / 20 GB/s) + 2 us (peaks of the order of a
 // laptop core's; only the ranking matters).
 double roofline_estimate(const Graph& graph);
+
+// One record as JSON and back (the decision store); orchid::Error when malformed.
+std::string derivation_record_json(const DerivationRecord& record);
+DerivationRecord derivation_record_from_json(const std::string& json);
 
 // The report as JSON (plan.json's "derivation") and as text for the CLI.
 std::string derive_report_json(const DeriveReport& report);
@@ -98,6 +117,10 @@ struct DerivedGraph {
 };
 DerivedGraph derive_alternatives(const Graph& primitives, const DeriveOptions& options,
                                  DeriveReport* report = nullptr);
+
+// After orchestration chose: the records of offered forms say whether the
+// plan uses them (`chosen_nodes`: the primitives whose derived form it uses).
+void note_plan_choices(DeriveReport& report, const std::vector<std::string>& chosen_nodes);
 
 // The goal of derivation search for a primitive: instantiable with every
 // compute scope in a library operator, and not the original expression.

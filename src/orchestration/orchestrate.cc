@@ -393,6 +393,7 @@ class Orchestrator {
       if (chosen_aliases_.count(a) && !written.count(alternative.original)) {
         renamed[alternative.derived] = alternative.original;
         ++report_.derived_forms_chosen;
+        report_.derived_nodes_chosen.push_back(graph_.nodes()[alternative.original_nodes.back()].name);
       }
     }
     const auto rename = [&](std::vector<ValueId>& ids) {

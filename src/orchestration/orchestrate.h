@@ -65,6 +65,7 @@ struct OrchestrationReport {
   size_t cached_solves = 0;    // part solves whose solution came from the plan cache (plan_cache.h)
   size_t alternatives = 0;     // alternative forms offered (ir/alternatives.h)
   size_t derived_forms_chosen = 0;  // of them, derived forms the plan uses
+  std::vector<std::string> derived_nodes_chosen;  // their original primitives' names
   bool proven_optimal = true;  // every part's BLP proven optimal
   double planned_seconds = 0;  // the BLP's objective: chosen kernels and the layout conversions they imply
   double enumerate_seconds = 0, profile_seconds = 0, solve_seconds = 0, codegen_seconds = 0;

@@ -27,6 +27,7 @@ std::string orchestration_report_json(const OrchestrationReport& report, const r
       {"measured", report.measured},         {"cached", report.cached},
       {"unbuildable", report.unbuildable},   {"rounds", report.rounds},
       {"cached_solves", report.cached_solves},
+      {"alternatives", report.alternatives}, {"derived_forms_chosen", report.derived_forms_chosen},
       {"proven_optimal", report.proven_optimal}, {"planned_ms", report.planned_seconds * 1e3},
       {"enumerate_seconds", report.enumerate_seconds}, {"profile_seconds", report.profile_seconds},
       {"solve_seconds", report.solve_seconds}, {"codegen_seconds", report.codegen_seconds},
@@ -53,6 +54,10 @@ std::string format_orchestration_report(const OrchestrationReport& report) {
   if (report.unbuildable) {
     text += fmt::format("  {} candidates could not be built (first: {})\n", report.unbuildable,
                         report.first_unbuildable);
+  }
+  if (report.alternatives) {
+    text += fmt::format("  derived forms: {} offered beside their originals, {} chosen\n", report.alternatives,
+                        report.derived_forms_chosen);
   }
   text += fmt::format("  planned {:.3f} ms; code generation {:.2f} s{}\n", report.planned_seconds * 1e3,
                       report.codegen_seconds, report.library_cached ? " (library from the cache)" : "");

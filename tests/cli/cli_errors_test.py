@@ -448,7 +448,9 @@ def derive_cases(d, conv, x, out_ref):
         assert r["alternatives"] > 0 and r["search"]["states"] > 0, r
         # Measured forms (the estimate may rule all out for so small a conv) have times and steps.
         assert all(f["ms"] > 0 and f["derivation"] for f in r["measured"]), r
-        assert r["applied"] == (r["derived_ms"] > 0 and r["derived_ms"] * 1.05 <= r["original_ms"]), r
+        # Forms measured within 1.1x of the original go to the BLP beside it; "applied": the plan uses one.
+        assert r["offered"] == (r["derived_ms"] > 0 and r["derived_ms"] <= 1.1 * r["original_ms"]), r
+        assert r["offered"] or not r["applied"], r
 
     expect_true("plan.json records the derivation of conv1", derivation_record)
     shown = expect_ok("explain the --derive artifact", ["explain", art])

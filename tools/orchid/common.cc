@@ -77,7 +77,11 @@ void CompileFlags::add_to(CLI::App& command) {
                    "Do not time candidate kernels: choose with cached measurements and the analytical model");
   command.add_flag("--derive,!--no-derive", derive,
                    "Derivation (OLLIE): try derived forms of Conv, ConvTranspose and MatMul (found by rewriting their "
-                   "expressions), measure them, and keep those that are faster (default: off)");
+                   "expressions), measure them, and let the plan choose them where they make it faster (default: off)");
+  command.add_option("--derive-budget", derive_budget,
+                     "Seconds of derivation search and measurement per compile, heaviest operators first; decisions "
+                     "kept from earlier compiles take none (default 30)")
+      ->check(CLI::NonNegativeNumber);
   command.add_option("--cache-dir", cache_dir,
                      "Where measured costs and built kernels are kept (default $ORCHID_CACHE_DIR, else ~/.cache/orchid)");
 }
@@ -99,6 +103,7 @@ CompileOptions CompileFlags::options(int threads, bool quiet) const {
   options.threads = threads;
   options.fusion = !no_fusion;
   options.derive = derive;
+  options.derive_budget_seconds = derive_budget;
   options.profile = !no_profile;
   options.cache_dir = cache_dir;
   if (!quiet && isatty(STDERR_FILENO)) options.progress = print_progress;

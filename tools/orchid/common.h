@@ -28,6 +28,7 @@ struct CompileFlags {
   bool no_fusion = false;
   bool no_profile = false;
   bool derive = false;
+  double derive_budget = 30;
   std::string cache_dir;
   void add_to(CLI::App& command);
   // The library's options: kernels timed with `threads` (0: all cores);

@@ -217,5 +217,58 @@ TEST(DeriveAlternatives, ARegionWithLayoutProducersIsOneForm) {
   expect_same_outputs(returning(d.graph, a.original), returning(d.graph, a.derived));
 }
 
+
+TEST(DeriveAlternatives, DecisionsAreKeptAndReadBackWithoutSearchOrCost) {
+  Graph g = banded_graph(16, 4, 2, 2);
+  std::map<std::string, std::string> store;
+  int costed = 0;
+  DeriveOptions options;
+  options.estimate = [](const Graph& graph) { return count_op(graph, "Gather") + count_op(graph, "MatMul") ? 2.0 : 1.0; };
+  options.cost = [&](const Graph& graph) { return ++costed, options.estimate(graph); };
+  options.load_decision = [&](const std::string& key) -> std::optional<std::string> {
+    auto it = store.find(key);
+    return it == store.end() ? std::nullopt : std::optional<std::string>(it->second);
+  };
+  options.store_decision = [&](const std::string& key, const std::string& value) { store[key] = value; };
+  DeriveReport first;
+  const DerivedGraph cold = derive_alternatives(g, options, &first);
+  ASSERT_EQ(cold.alternatives.size(), 1u);
+  EXPECT_EQ(store.size(), 1u);
+  EXPECT_EQ(first.reused, 0u);
+  const int costed_cold = costed;
+  EXPECT_GT(costed_cold, 0);
+
+  DeriveReport second;
+  const DerivedGraph warm = derive_alternatives(g, options, &second);
+  EXPECT_EQ(costed, costed_cold);  // nothing measured again
+  EXPECT_EQ(second.reused, 1u);
+  EXPECT_EQ(second.records[0].stats.states, first.records[0].stats.states);  // the record as it was
+  EXPECT_EQ(second.records[0].nodes, first.records[0].nodes);
+  ASSERT_EQ(warm.alternatives.size(), 1u);
+  EXPECT_EQ(warm.alternatives[0].derivation, cold.alternatives[0].derivation);
+  EXPECT_EQ(warm.graph.nodes().size(), cold.graph.nodes().size());
+  expect_same_outputs(returning(warm.graph, warm.alternatives[0].original),
+                      returning(warm.graph, warm.alternatives[0].derived));
+
+  // A damaged record is decided again.
+  store.begin()->second = R"({"record":{"op":"MatMul"},"state":"tensor t0[2] L<i:0:2> t0[i]","fingerprint":"0"})";
+  DeriveReport third;
+  EXPECT_EQ(derive_alternatives(g, options, &third).alternatives.size(), 1u);
+  EXPECT_EQ(third.reused, 0u);
+  EXPECT_GT(costed, costed_cold);
+}
+
+TEST(DeriveAlternatives, ASpentBudgetLeavesTheRestUnderived) {
+  Graph g = conv_graph({1, 4, 6, 6}, {8, 4, 3, 3}, attrs({{"pads", std::vector<int64_t>{1, 1, 1, 1}}}));
+  DeriveOptions options;
+  options.cost = options.estimate = penalize("Conv");
+  options.budget_seconds = 0;
+  DeriveReport report;
+  EXPECT_TRUE(derive_alternatives(g, options, &report).alternatives.empty());
+  EXPECT_EQ(report.over_budget, 1u);
+  ASSERT_EQ(report.records.size(), 1u);
+  EXPECT_NE(report.records[0].note.find("budget"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace orchid::derivation
