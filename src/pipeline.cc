@@ -67,7 +67,7 @@ runtime::Program compile(const Graph& graph, const PipelineOptions& options,
                          orchestration::OrchestrationReport* report, derivation::DeriveReport* derive_report) {
   runtime::check_values_fit(graph);
   Graph primitives = fission::fission(graph);
-  if (options.derive && options.fusion) {
+  if (options.derive && options.fusion && options.derive_jointly) {
     // Derived forms beside their regions: orchestration chooses jointly with fusion.
     derivation::DeriveReport local_derive;
     derivation::DeriveReport& derived_report = derive_report ? *derive_report : local_derive;

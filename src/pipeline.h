@@ -28,6 +28,9 @@ struct PipelineOptions {
   // measured (derive.h); `orchid explain --measure-all` lifts it.
   double derive_max_estimate_ratio = 3;
   double derive_budget_seconds = std::numeric_limits<double>::infinity();  // derive.h's budget
+  // false: faster forms replace their originals before orchestration (the
+  // earlier design, kept to compare with: `--derive-replace`).
+  bool derive_jointly = true;
   orchestration::OrchestrateOptions orchestration;
 };
 

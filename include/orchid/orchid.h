@@ -101,6 +101,9 @@ struct CompileOptions {
   // Seconds of derivation search and measurement per compile (`--derive-budget`):
   // the heaviest primitive kinds first; decisions from earlier compiles are free.
   double derive_budget_seconds = 30;
+  // false: faster derived forms replace their originals before fusion is
+  // planned (`--derive-replace`, the earlier design, for comparison).
+  bool derive_jointly = true;
   std::string cache_dir; // measured costs and built kernels; empty: $ORCHID_CACHE_DIR, else ~/.cache/orchid
   // Shapes for inputs with symbolic dimensions (unbound ones become 1).
   std::map<std::string, std::vector<int64_t>> input_shapes;

@@ -73,6 +73,7 @@ PipelineOptions pipeline_options(const CompileOptions& options) {
   pipeline.fusion = options.fusion;
   pipeline.derive = options.derive;
   pipeline.derive_budget_seconds = options.derive_budget_seconds;
+  pipeline.derive_jointly = options.derive_jointly;
   pipeline.orchestration.profile = options.profile;
   pipeline.orchestration.cache_dir = options.cache_dir;
   pipeline.orchestration.threads = options.threads > 0 ? options.threads : num_cores();

@@ -82,6 +82,9 @@ void CompileFlags::add_to(CLI::App& command) {
                      "Seconds of derivation search and measurement per compile, heaviest operators first; decisions "
                      "kept from earlier compiles take none (default 30)")
       ->check(CLI::NonNegativeNumber);
+  command.add_flag("--derive-replace", derive_replace,
+                   "With --derive: replace each primitive by its faster derived form before fusion is planned, "
+                   "instead of letting the plan choose (for comparison)");
   command.add_option("--cache-dir", cache_dir,
                      "Where measured costs and built kernels are kept (default $ORCHID_CACHE_DIR, else ~/.cache/orchid)");
 }
@@ -104,6 +107,7 @@ CompileOptions CompileFlags::options(int threads, bool quiet) const {
   options.fusion = !no_fusion;
   options.derive = derive;
   options.derive_budget_seconds = derive_budget;
+  options.derive_jointly = !derive_replace;
   options.profile = !no_profile;
   options.cache_dir = cache_dir;
   if (!quiet && isatty(STDERR_FILENO)) options.progress = print_progress;

@@ -29,6 +29,7 @@ struct CompileFlags {
   bool no_profile = false;
   bool derive = false;
   double derive_budget = 30;
+  bool derive_replace = false;
   std::string cache_dir;
   void add_to(CLI::App& command);
   // The library's options: kernels timed with `threads` (0: all cores);
