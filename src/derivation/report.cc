@@ -61,6 +61,7 @@ nlohmann::json record_to_json(const DerivationRecord& r) {
                       {"generated", r.stats.generated},
                       {"dedup_hits", r.stats.dedup_hits},
                       {"guided_steps", r.stats.guided_steps},
+                      {"depth", r.stats.depth},
                       {"seconds", r.stats.seconds},
                       {"limit_reached", r.stats.limit_reached}}}};
 }
@@ -90,6 +91,7 @@ DerivationRecord record_from(const nlohmann::json& j) {
   r.stats.generated = s.value("generated", size_t(0));
   r.stats.dedup_hits = s.value("dedup_hits", size_t(0));
   r.stats.guided_steps = s.value("guided_steps", size_t(0));
+  r.stats.depth = s.value("depth", 0);
   r.stats.seconds = s.value("seconds", 0.0);
   r.stats.limit_reached = s.value("limit_reached", false);
   return r;
