@@ -97,7 +97,9 @@ struct CompileOptions {
   int threads = 0;
   bool fusion = true;    // false: the baseline plan, one kernel per primitive (`--no-fusion`)
   bool profile = true;   // false: analytical costs and the cache only (`--no-profile`)
-  bool derive = false;   // OLLIE's derivation of Conv, ConvTranspose and MatMul forms (`--derive`)
+  // OLLIE's derivation of Conv, ConvTranspose and MatMul forms, chosen by the
+  // plan jointly with fusion (`--no-derive` turns it off); with fusion only.
+  bool derive = true;
   // Seconds of derivation search and measurement per compile (`--derive-budget`):
   // the heaviest primitive kinds first; decisions from earlier compiles are free.
   double derive_budget_seconds = 30;

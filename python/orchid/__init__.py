@@ -120,17 +120,19 @@ def _numpy_dtype(name):
     return _NUMPY_DTYPES.get(name, name)
 
 
-def compile(model, threads=0, derive=False, fusion=True, profile=True, cache_dir=None, input_shapes=None,
-            progress=True, max_instances=0):
+def compile(model, threads=0, derive=True, fusion=True, profile=True, cache_dir=None, input_shapes=None,
+            progress=True, max_instances=0, derive_budget=30.0):
     """Compiles an ONNX model: a file path, serialized bytes, or an onnx.ModelProto.
 
-    threads: what the kernels are timed and run with (0: all cores); derive: OLLIE's derivation;
-    fusion=False: one kernel per primitive; profile=False: no timing, the cost model decides;
+    threads: what the kernels are timed and run with (0: all cores); derive: OLLIE's derivation,
+    chosen by the plan with fusion (derive_budget: its seconds per compile, heaviest operators
+    first; decisions kept in the cache are free); fusion=False: one kernel per primitive, no derivation; profile=False: no timing, the cost model decides;
     input_shapes: {name: shape} for symbolic dimensions; progress: a bar on stderr when it is a
     terminal (True), none (False), or a callable(stage, done, total, eta_seconds).
     """
     callback = _progress_callback(progress)
-    args = dict(threads=threads, fusion=fusion, profile=profile, derive=derive, cache_dir=cache_dir or "",
+    args = dict(threads=threads, fusion=fusion, profile=profile, derive=derive, derive_budget=float(derive_budget),
+                cache_dir=cache_dir or "",
                 input_shapes={k: list(v) for k, v in (input_shapes or {}).items()}, progress=callback,
                 max_instances=max_instances)
     try:

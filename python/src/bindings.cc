@@ -76,7 +76,8 @@ nb::dict describe(const orchid::TensorInfo& info) {
   return d;
 }
 
-orchid::CompileOptions compile_options(int threads, bool fusion, bool profile, bool derive, const std::string& cache_dir,
+orchid::CompileOptions compile_options(int threads, bool fusion, bool profile, bool derive, double derive_budget,
+                                       const std::string& cache_dir,
                                        const std::map<std::string, std::vector<int64_t>>& input_shapes,
                                        nb::object progress, size_t max_instances) {
   orchid::CompileOptions options;
@@ -84,6 +85,7 @@ orchid::CompileOptions compile_options(int threads, bool fusion, bool profile, b
   options.fusion = fusion;
   options.profile = profile;
   options.derive = derive;
+  options.derive_budget_seconds = derive_budget;
   options.cache_dir = cache_dir;
   options.input_shapes = input_shapes;
   options.max_instances = max_instances;
@@ -164,26 +166,26 @@ NB_MODULE(_orchid, m) {
            "path"_a, "runs"_a = 20, "compare_no_fusion"_a = true);
 
   m.def("compile",
-        [](const std::string& path, int threads, bool fusion, bool profile, bool derive, const std::string& cache_dir,
-           const std::map<std::string, std::vector<int64_t>>& input_shapes, nb::object progress, size_t max_instances) {
+        [](const std::string& path, int threads, bool fusion, bool profile, bool derive, double derive_budget,
+           const std::string& cache_dir, const std::map<std::string, std::vector<int64_t>>& input_shapes, nb::object progress, size_t max_instances) {
           const orchid::CompileOptions options =
-              compile_options(threads, fusion, profile, derive, cache_dir, input_shapes, progress, max_instances);
+              compile_options(threads, fusion, profile, derive, derive_budget, cache_dir, input_shapes, progress, max_instances);
           nb::gil_scoped_release released;
           return orchid::Model::compile(path, options);
         },
-        "path"_a, "threads"_a, "fusion"_a, "profile"_a, "derive"_a, "cache_dir"_a, "input_shapes"_a, "progress"_a.none(),
+        "path"_a, "threads"_a, "fusion"_a, "profile"_a, "derive"_a, "derive_budget"_a, "cache_dir"_a, "input_shapes"_a, "progress"_a.none(),
         "max_instances"_a);
   m.def("compile_bytes",
         [](nb::bytes bytes, const std::string& name, int threads, bool fusion, bool profile, bool derive,
-           const std::string& cache_dir, const std::map<std::string, std::vector<int64_t>>& input_shapes,
+           double derive_budget, const std::string& cache_dir, const std::map<std::string, std::vector<int64_t>>& input_shapes,
            nb::object progress, size_t max_instances) {
           const orchid::CompileOptions options =
-              compile_options(threads, fusion, profile, derive, cache_dir, input_shapes, progress, max_instances);
+              compile_options(threads, fusion, profile, derive, derive_budget, cache_dir, input_shapes, progress, max_instances);
           std::string data(bytes.c_str(), bytes.size());
           nb::gil_scoped_release released;
           return orchid::Model::compile_bytes(data, options, name);
         },
-        "bytes"_a, "name"_a, "threads"_a, "fusion"_a, "profile"_a, "derive"_a, "cache_dir"_a, "input_shapes"_a,
+        "bytes"_a, "name"_a, "threads"_a, "fusion"_a, "profile"_a, "derive"_a, "derive_budget"_a, "cache_dir"_a, "input_shapes"_a,
         "progress"_a.none(), "max_instances"_a);
   m.def("load",
         [](const std::string& dir, int threads, size_t max_instances) {

@@ -71,7 +71,7 @@ namespace api {
 PipelineOptions pipeline_options(const CompileOptions& options) {
   PipelineOptions pipeline;
   pipeline.fusion = options.fusion;
-  pipeline.derive = options.derive;
+  pipeline.derive = options.derive && options.fusion;  // the baseline plan has no derivation
   pipeline.derive_budget_seconds = options.derive_budget_seconds;
   pipeline.derive_jointly = options.derive_jointly;
   pipeline.orchestration.profile = options.profile;

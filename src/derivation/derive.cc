@@ -122,6 +122,10 @@ std::vector<RankedForm> ranked_forms(const Graph& graph, const Region& region, c
 struct Decision {
   DerivationRecord record;
   Expr state = nullptr;  // the chosen derived form; nullptr: keep the original
+  // >= 0: not derived because a budget of this many seconds was spent (kept,
+  // so a compile with the same budget makes the same plan without deriving;
+  // a larger budget derives it).
+  double skipped_at_budget = -1;
 };
 
 Decision decide(const Graph& graph, const Region& region, const DeriveOptions& options, DeriveReport& report) {
@@ -161,7 +165,18 @@ Decision decide(const Graph& graph, const Region& region, const DeriveOptions& o
       continue;
     }
     r.measured.push_back({form->to_string(), describe_instantiation(form->state), seconds});
-    if (r.derived_seconds > 0 && seconds >= r.derived_seconds) continue;
+    // The forms are ranked best first by the estimate: when one measures far
+    // behind the original, those ranked below it are not measured (measuring
+    // builds their kernels, most of a compile's derivation time).
+    const bool far_behind = seconds > options.give_up_ratio * r.original_seconds;
+    if (far_behind && &ranked != &forms.back() && r.note.empty()) {
+      r.note = fmt::format("forms ranked below one measured {:.1f}x the original were not measured",
+                           seconds / r.original_seconds);
+    }
+    if (r.derived_seconds > 0 && seconds >= r.derived_seconds) {
+      if (far_behind) break;
+      continue;
+    }
     r.derived_seconds = seconds;
     r.derivation = r.measured.back().derivation;
     r.instantiation = r.measured.back().instantiation;
@@ -169,6 +184,7 @@ Decision decide(const Graph& graph, const Region& region, const DeriveOptions& o
     r.states_when_found = form->states_when_found;
     r.seconds_when_found = form->seconds_when_found;
     decision.state = form->state;
+    if (far_behind) break;
   }
   report.cost_seconds += seconds_since(start);
   if (decision.state && r.derived_seconds * options.min_speedup <= r.original_seconds) {
@@ -194,16 +210,17 @@ struct Decisions {
 std::string decision_key(const Region& region, const DeriveOptions& options) {
   const SearchOptions& s = options.search;
   return "derive " + sha256_of_text(fmt::format(
-                         "v1|{}|{} {} {} {} {} {} {} {}|{} {} {} {} {}", region.signature, s.max_depth, s.max_states,
+                         "v2|{}|{} {} {} {} {} {} {} {}|{} {} {} {} {} {}", region.signature, s.max_depth, s.max_states,
                          s.time_limit_seconds, s.max_found, s.fingerprint_dedup, s.guided, s.max_guided_steps,
                          s.rules.size(), options.max_alternatives, options.max_estimate_ratio, options.max_growth,
-                         options.min_speedup, options.offer_ratio));
+                         options.min_speedup, options.offer_ratio, options.give_up_ratio));
 }
 
 std::string stored_decision(const Decision& d) {
-  const nlohmann::json value = {{"record", nlohmann::json::parse(derivation_record_json(d.record))},
-                                {"state", d.state ? expr::print_program(d.state) : ""},
-                                {"fingerprint", d.state ? fmt::format("{:x}", expr::fingerprint(d.state)) : ""}};
+  nlohmann::json value = {{"record", nlohmann::json::parse(derivation_record_json(d.record))},
+                          {"state", d.state ? expr::print_program(d.state) : ""},
+                          {"fingerprint", d.state ? fmt::format("{:x}", expr::fingerprint(d.state)) : ""}};
+  if (d.skipped_at_budget >= 0) value["skipped_at_budget"] = d.skipped_at_budget;
   return value.dump();
 }
 
@@ -221,6 +238,7 @@ std::optional<Decision> read_decision(const std::string& text) {
       if (fmt::format("{:x}", expr::fingerprint(d.state)) != value.value("fingerprint", "")) return std::nullopt;
     }
     d.record.nodes.clear();
+    d.skipped_at_budget = value.value("skipped_at_budget", -1.0);
     return d;
   } catch (const std::exception&) {
     return std::nullopt;
@@ -254,24 +272,36 @@ std::vector<std::vector<std::pair<size_t, Region>>> regions_by_kind(const Graph&
   return sorted;
 }
 
-// A kind's decision: stored, decided within the budget, or none when the budget is spent.
+// A kind's decision: stored, decided within the budget, or none when the
+// budget is spent. That last is stored too, so that compiles with the same
+// budget make the same plan (and a warm one derives nothing); a compile with
+// a larger budget decides it.
 Decision decide_kind(const Graph& primitives, const Region& region, const DeriveOptions& options, DeriveReport& rep,
                      double& spent) {
   const std::string key = decision_key(region, options);
+  std::optional<Decision> stored;
   if (options.load_decision) {
-    if (std::optional<std::string> text = options.load_decision(key)) {
-      if (std::optional<Decision> d = read_decision(*text)) {
-        ++rep.reused;
-        return std::move(*d);
-      }
+    if (std::optional<std::string> text = options.load_decision(key)) stored = read_decision(*text);
+  }
+  const bool retry_skipped = stored && stored->skipped_at_budget >= 0 &&
+                             options.budget_seconds > stored->skipped_at_budget && spent < options.budget_seconds;
+  if (stored && !retry_skipped) {
+    if (stored->skipped_at_budget >= 0) {
+      ++rep.over_budget;
+    } else {
+      ++rep.reused;
     }
+    return std::move(*stored);
   }
   if (spent >= options.budget_seconds) {
     Decision d;
     d.record.op = primitives.nodes()[region.nodes.back()].op;
     d.record.signature = region.signature;
-    d.record.note = "not derived: the derivation budget was spent";
+    d.record.note = fmt::format("not derived: the derivation budget ({:g} s) was spent on heavier operators",
+                                options.budget_seconds);
+    d.skipped_at_budget = options.budget_seconds;
     ++rep.over_budget;
+    if (options.store_decision) options.store_decision(key, stored_decision(d));
     return d;
   }
   const auto start = std::chrono::steady_clock::now();

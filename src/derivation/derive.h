@@ -34,6 +34,9 @@ struct DeriveOptions {
   // derive_alternatives offers a derived form measured at most this many
   // times the original's cost (alone), for orchestration to choose in context.
   double offer_ratio = 1.1;
+  // Forms ranked below one measured more than this many times the original
+  // are not measured.
+  double give_up_ratio = 1.5;
   double max_estimate_ratio = 3;  // forms estimated slower than this times the original are not measured
   size_t max_growth = 16;         // forms with a tensor this many times the original's largest are dropped
   GraphCost cost;               // required
@@ -43,7 +46,9 @@ struct DeriveOptions {
   std::function<void(size_t done, size_t total)> progress;  // optional
   // Seconds of search and costing for the whole graph: primitive kinds are
   // derived heaviest first (by `estimate`) while time is left; the rest keep
-  // their originals. Decisions read from the store below take no time.
+  // their originals, and that is stored as their decision, so a compile with
+  // the same budget makes the same plan (a larger budget derives them).
+  // Decisions read from the store below take no time.
   double budget_seconds = std::numeric_limits<double>::infinity();
   // Where decisions are kept between compiles (the pipeline: the cost
   // database), keyed by the region's signature and the options that shape

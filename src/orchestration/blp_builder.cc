@@ -65,6 +65,21 @@ std::set<ValueId> read_from_outside(const Graph& graph, const std::vector<size_t
   return read;
 }
 
+// The nodes of `nodes` (a form's) that `value` depends on through them.
+std::vector<size_t> depends_within(const Graph& graph, const std::vector<size_t>& nodes, ValueId value) {
+  std::set<ValueId> wanted = {value};
+  std::vector<size_t> found;
+  for (auto it = nodes.rbegin(); it != nodes.rend(); ++it) {
+    const Node& node = graph.nodes()[*it];
+    if (std::none_of(node.outputs.begin(), node.outputs.end(), [&](ValueId id) { return wanted.count(id) > 0; })) {
+      continue;
+    }
+    found.push_back(*it);
+    wanted.insert(node.inputs.begin(), node.inputs.end());
+  }
+  return found;
+}
+
 // Valid inequalities that make the LP relaxation tight: every node a
 // required value depends on (within its part) is computed by some chosen
 // kernel, since a kernel computes its nodes from its inputs only. Korch's
@@ -108,18 +123,37 @@ void add_node_covers(const Graph& graph, const CandidateSet& set, const PartFact
       if (facts.part_of_node[producer] == facts.part_of_node[i]) needed[producer] = true;
     }
   }
-  for (size_t i = 0; i < n; ++i) needed[i] = needed[i] && !in_a_form[i];
   std::vector<std::vector<size_t>> covering(n);  // per node: local kernel indices of its part
   for (PartProblem& part : problems) {
     for (size_t k = 0; k < part.candidates.size(); ++k) {
       for (size_t node : set.candidates[part.candidates[k]].nodes) covering[node].push_back(k);
     }
   }
-  std::vector<std::set<std::vector<size_t>>> seen(problems.size());
+  std::vector<std::set<std::pair<std::vector<size_t>, std::vector<size_t>>>> seen(problems.size());
+  auto add_cut = [&](size_t p, std::vector<size_t> all_of, std::vector<size_t> one_of) {
+    if (seen[p].insert({all_of, one_of}).second) problems[p].problem.cuts.push_back({std::move(all_of), std::move(one_of)});
+  };
   for (size_t i = 0; i < n; ++i) {
-    const size_t p = facts.part_of_node[i];
-    if (!needed[i] || !seen[p].insert(covering[i]).second) continue;
-    problems[p].problem.cuts.push_back({{}, covering[i]});
+    if (needed[i] && !in_a_form[i]) add_cut(facts.part_of_node[i], {}, covering[i]);
+  }
+  // A form's nodes, conditioned on the choice: with the alias chosen the
+  // derived value is read, so every derived node it depends on is computed;
+  // without it, where the original value is needed, every original node it
+  // depends on is ("the alias, or some kernel covering the node").
+  std::vector<size_t> next_alias(problems.size(), 0);
+  for (size_t a = 0; a < alternatives.size(); ++a) {
+    if (!active[a]) continue;
+    const size_t p = facts.producer_part[size_t(alternatives[a].original)];
+    const size_t alias = problems[p].candidates.size() + next_alias[p]++;
+    for (size_t node : depends_within(graph, alternatives[a].derived_nodes, alternatives[a].derived)) {
+      add_cut(p, {alias}, covering[node]);
+    }
+    if (!needed[alternatives[a].original_nodes.back()]) continue;
+    for (size_t node : depends_within(graph, alternatives[a].original_nodes, alternatives[a].original)) {
+      std::vector<size_t> one_of = covering[node];
+      one_of.push_back(alias);
+      add_cut(p, {}, std::move(one_of));
+    }
   }
 }
 

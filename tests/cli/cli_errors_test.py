@@ -430,13 +430,14 @@ def artifact_cases(d):
 
 
 def derive_cases(d, conv, x, out_ref):
-    """--derive: the compiled plan records what derivation did, `explain`
-    shows it, and the outputs still match the interpreter."""
+    """Derivation (on by default): the compiled plan records what derivation
+    did, `explain` shows it, the outputs still match the interpreter, and
+    --no-derive / --no-fusion compile without it."""
     art = os.path.join(d, "conv_derived")
-    expect_ok("compile with --derive", ["compile", conv, "-o", art, "-q", "--derive", "--threads", "1"])
+    expect_ok("compile (derivation on by default)", ["compile", conv, "-o", art, "-q", "--threads", "1"])
     out = os.path.join(d, "out_derived")
-    expect_ok("run the --derive artifact", ["run", art, "--input", "x=" + x, "--output-dir", out, "--threads", "1"])
-    expect_true("--derive artifact output matches the interpreter",
+    expect_ok("run the derived artifact", ["run", art, "--input", "x=" + x, "--output-dir", out, "--threads", "1"])
+    expect_true("the derived artifact's output matches the interpreter",
                 lambda: np.testing.assert_allclose(load_output(out), load_output(out_ref), rtol=1e-4, atol=1e-5))
 
     def derivation_record():
@@ -453,13 +454,18 @@ def derive_cases(d, conv, x, out_ref):
         assert r["offered"] or not r["applied"], r
 
     expect_true("plan.json records the derivation of conv1", derivation_record)
-    shown = expect_ok("explain the --derive artifact", ["explain", art])
+    shown = expect_ok("explain the derived artifact", ["explain", art])
     expect_true("explain names the primitive and reports the search",
                 lambda: (assert_in("conv1", shown.stdout), assert_in("states expanded", shown.stdout)))
-    plain = os.path.join(d, "conv_art")
-    shown = expect_ok("explain an artifact compiled without --derive", ["explain", plain])
-    expect_true("explain says it was compiled without --derive",
-                lambda: assert_in("without --derive", shown.stdout))
+    for flag in ["--no-derive", "--no-fusion"]:
+        plain = os.path.join(d, "conv_plain" + flag.replace("-", "_"))
+        expect_ok(f"compile with {flag}", ["compile", conv, "-o", plain, "-q", flag, "--threads", "1", "--no-profile"])
+        shown = expect_ok(f"explain an artifact compiled with {flag}", ["explain", plain])
+        expect_true(f"explain says the {flag} artifact was compiled without derivation",
+                    lambda: assert_in("without derivation", shown.stdout))
+    for flags in [["--derive", "--no-derive"], ["--derive", "--no-fusion"]]:
+        expect_error(f"compile with {' '.join(flags)}", ["compile", conv, "-o", os.path.join(d, "conflict"), *flags],
+                     flags[1], "excludes")
 
     def explain_json():
         report = json.loads(explained.stdout.strip().splitlines()[-1])

@@ -71,19 +71,26 @@ Graph interface_of(const Model& model) {
 }  // namespace
 
 void CompileFlags::add_to(CLI::App& command) {
-  command.add_flag("--no-fusion", no_fusion,
-                   "Compile the baseline plan: one kernel per primitive (linear primitives keep their oneDNN epilogues)");
+  CLI::Option* no_fusion_flag =
+      command.add_flag("--no-fusion", no_fusion,
+                       "Compile the baseline plan: one kernel per primitive (linear primitives keep their oneDNN "
+                       "epilogues), without derivation");
   command.add_flag("--no-profile", no_profile,
                    "Do not time candidate kernels: choose with cached measurements and the analytical model");
-  command.add_flag("--derive,!--no-derive", derive,
-                   "Derivation (OLLIE): try derived forms of Conv, ConvTranspose and MatMul (found by rewriting their "
-                   "expressions), measure them, and let the plan choose them where they make it faster (default: off)");
+  CLI::Option* derive_flag =
+      command.add_flag("--derive", derive,
+                       "Derivation (OLLIE), the default with fusion: try derived forms of Conv, ConvTranspose and "
+                       "MatMul (found by rewriting their expressions), measure them, and let the plan choose them "
+                       "where they make it faster");
+  command.add_flag("--no-derive", no_derive, "Plan without derivation (only the operators' own forms)")
+      ->excludes(derive_flag);
+  no_fusion_flag->excludes(derive_flag);
   command.add_option("--derive-budget", derive_budget,
                      "Seconds of derivation search and measurement per compile, heaviest operators first; decisions "
                      "kept from earlier compiles take none (default 30)")
       ->check(CLI::NonNegativeNumber);
   command.add_flag("--derive-replace", derive_replace,
-                   "With --derive: replace each primitive by its faster derived form before fusion is planned, "
+                   "With derivation: replace each primitive by its faster derived form before fusion is planned, "
                    "instead of letting the plan choose (for comparison)");
   command.add_option("--cache-dir", cache_dir,
                      "Where measured costs and built kernels are kept (default $ORCHID_CACHE_DIR, else ~/.cache/orchid)");
@@ -105,7 +112,7 @@ CompileOptions CompileFlags::options(int threads, bool quiet) const {
   CompileOptions options;
   options.threads = threads;
   options.fusion = !no_fusion;
-  options.derive = derive;
+  options.derive = !no_derive && !no_fusion;
   options.derive_budget_seconds = derive_budget;
   options.derive_jointly = !derive_replace;
   options.profile = !no_profile;

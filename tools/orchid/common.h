@@ -23,11 +23,12 @@ struct ShapeOptions {
 };
 
 // How an ONNX model is compiled: --no-fusion (the baseline plan), --no-profile
-// (analytical costs only), --cache-dir.
+// (analytical costs only), --no-derive (derivation is on with fusion), --cache-dir.
 struct CompileFlags {
   bool no_fusion = false;
   bool no_profile = false;
-  bool derive = false;
+  bool derive = false;     // --derive: asked for explicitly
+  bool no_derive = false;  // --no-derive
   double derive_budget = 30;
   bool derive_replace = false;
   std::string cache_dir;

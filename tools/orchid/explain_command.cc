@@ -34,7 +34,7 @@ struct ExplainOptions {
 void explain_artifact(const ExplainOptions& options) {
   const std::string record = runtime::load_artifact_info(options.model).derivation_json;
   if (record.empty()) {
-    std::cout << options.model << ": compiled without --derive (no derived forms)\n";
+    std::cout << options.model << ": compiled without derivation (--no-derive or --no-fusion; no derived forms)\n";
     return;
   }
   if (options.json) {

@@ -258,16 +258,45 @@ TEST(DeriveAlternatives, DecisionsAreKeptAndReadBackWithoutSearchOrCost) {
   EXPECT_GT(costed, costed_cold);
 }
 
-TEST(DeriveAlternatives, ASpentBudgetLeavesTheRestUnderived) {
+TEST(DeriveAlternatives, ASpentBudgetLeavesTheRestUnderivedUntilABudgetIsLarger) {
   Graph g = conv_graph({1, 4, 6, 6}, {8, 4, 3, 3}, attrs({{"pads", std::vector<int64_t>{1, 1, 1, 1}}}));
+  std::map<std::string, std::string> store;
+  int costed = 0;
   DeriveOptions options;
-  options.cost = options.estimate = penalize("Conv");
+  options.estimate = penalize("Conv");
+  options.cost = [&](const Graph& graph) { return ++costed, options.estimate(graph); };
+  options.load_decision = [&](const std::string& key) -> std::optional<std::string> {
+    auto it = store.find(key);
+    return it == store.end() ? std::nullopt : std::optional<std::string>(it->second);
+  };
+  options.store_decision = [&](const std::string& key, const std::string& value) { store[key] = value; };
   options.budget_seconds = 0;
   DeriveReport report;
   EXPECT_TRUE(derive_alternatives(g, options, &report).alternatives.empty());
   EXPECT_EQ(report.over_budget, 1u);
   ASSERT_EQ(report.records.size(), 1u);
   EXPECT_NE(report.records[0].note.find("budget"), std::string::npos);
+  EXPECT_EQ(costed, 0);
+  EXPECT_EQ(store.size(), 1u);  // the skip is kept
+
+  // The same budget: the same plan, nothing derived or counted as reused.
+  DeriveReport same;
+  EXPECT_TRUE(derive_alternatives(g, options, &same).alternatives.empty());
+  EXPECT_EQ(same.over_budget, 1u);
+  EXPECT_EQ(same.reused, 0u);
+  EXPECT_EQ(costed, 0);
+
+  // A larger budget derives it, and that decision replaces the skip.
+  options.budget_seconds = 60;
+  DeriveReport larger;
+  EXPECT_EQ(derive_alternatives(g, options, &larger).alternatives.size(), 1u);
+  EXPECT_EQ(larger.over_budget, 0u);
+  EXPECT_GT(costed, 0);
+  const int costed_larger = costed;
+  DeriveReport warm;
+  EXPECT_EQ(derive_alternatives(g, options, &warm).alternatives.size(), 1u);
+  EXPECT_EQ(warm.reused, 1u);
+  EXPECT_EQ(costed, costed_larger);
 }
 
 }  // namespace
