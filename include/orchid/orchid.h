@@ -102,7 +102,7 @@ struct CompileOptions {
   bool derive = true;
   // Seconds of derivation search and measurement per compile (`--derive-budget`):
   // the heaviest primitive kinds first; decisions from earlier compiles are free.
-  double derive_budget_seconds = 30;
+  double derive_budget_seconds = 20;
   // false: faster derived forms replace their originals before fusion is
   // planned (`--derive-replace`, the earlier design, for comparison).
   bool derive_jointly = true;

@@ -121,7 +121,7 @@ def _numpy_dtype(name):
 
 
 def compile(model, threads=0, derive=True, fusion=True, profile=True, cache_dir=None, input_shapes=None,
-            progress=True, max_instances=0, derive_budget=30.0):
+            progress=True, max_instances=0, derive_budget=20.0):
     """Compiles an ONNX model: a file path, serialized bytes, or an onnx.ModelProto.
 
     threads: what the kernels are timed and run with (0: all cores); derive: OLLIE's derivation,

@@ -38,7 +38,7 @@ struct OrchestrateOptions {
   // Seconds for all BLP solves of a compile together: when they are spent,
   // each part keeps its best selection so far (the previous round's at
   // worst) and the plan is reported as not proven optimal.
-  double solver_time_limit = 60;
+  double solver_time_limit = 20;
   int max_rounds = 16;       // profile-and-resolve rounds
   CandidateOptions candidates;
   std::function<void(const Progress&)> progress;

@@ -87,7 +87,7 @@ void CompileFlags::add_to(CLI::App& command) {
   no_fusion_flag->excludes(derive_flag);
   command.add_option("--derive-budget", derive_budget,
                      "Seconds of derivation search and measurement per compile, heaviest operators first; decisions "
-                     "kept from earlier compiles take none (default 30)")
+                     "kept from earlier compiles take none (default 20)")
       ->check(CLI::NonNegativeNumber);
   command.add_flag("--derive-replace", derive_replace,
                    "With derivation: replace each primitive by its faster derived form before fusion is planned, "

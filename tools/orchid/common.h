@@ -29,7 +29,7 @@ struct CompileFlags {
   bool no_profile = false;
   bool derive = false;     // --derive: asked for explicitly
   bool no_derive = false;  // --no-derive
-  double derive_budget = 30;
+  double derive_budget = 20;
   bool derive_replace = false;
   std::string cache_dir;
   void add_to(CLI::App& command);
