@@ -182,6 +182,22 @@ class Orchestrator {
     }
   }
 
+  // A part's best plan with every derived form priced out (as compiled
+  // without derivation): the joint solve starts from it, so a joint solve
+  // cut short by the time limit returns nothing worse than that plan.
+  static std::vector<size_t> plan_without_aliases(const PlanCacheEntry& cache, Solver& solver, const PartProblem& part,
+                                                  double budget) {
+    constexpr double kPricedOut = 1e6;  // seconds: more than any plan
+    BlpProblem without = part.problem;
+    for (size_t k = 0; k < without.kernels.size(); ++k) {
+      if (part.alias(k)) without.kernels[k].cost = kPricedOut;
+    }
+    const std::vector<size_t> greedy = greedy_selection(without).value_or(std::vector<size_t>{});
+    const BlpSolution solution = cached_solve_blp(cache, solver, without, {budget, greedy});
+    if (!solution.feasible || solution.cost >= kPricedOut) return {};
+    return solution.chosen;
+  }
+
   std::vector<std::vector<size_t>> solve() {
     const auto start = Clock::now();
     notify({"solving", 0, problems_.size(), -1});
@@ -201,12 +217,15 @@ class Orchestrator {
         const bool written_natively = part.layouts.of_available[r] && natively_written.count(id);
         part.problem.kernels[part.layouts.real_kernels + r].cost = written_natively ? 0.0 : reorder_seconds(id);
       }
-      const double budget = std::max(0.0, options_.solver_time_limit - report_.solve_seconds - seconds_since(start));
+      auto budget = [&] {
+        return std::max(0.0, options_.solver_time_limit - report_.solve_seconds - seconds_since(start));
+      };
+      const PlanCacheEntry cache{&cost_model_->cache(), cost_model_->machine(), options_.solver_time_limit};
       std::vector<size_t> initial = part.last_selection;
+      if (initial.empty() && !part.aliases.empty()) initial = plan_without_aliases(cache, *solver, part, budget());
       if (initial.empty()) initial = greedy_selection(part.problem).value_or(std::vector<size_t>{});
       bool from_cache = false;
-      const PlanCacheEntry cache{&cost_model_->cache(), cost_model_->machine(), options_.solver_time_limit};
-      const BlpSolution solution = cached_solve_blp(cache, *solver, part.problem, {budget, initial}, &from_cache);
+      const BlpSolution solution = cached_solve_blp(cache, *solver, part.problem, {budget(), initial}, &from_cache);
       report_.cached_solves += from_cache;
       if (!solution.feasible) ORCHID_FAIL() << "orchestration found no plan for part " << p << " (an internal limit)";
       optimal = optimal && solution.proven_optimal;
