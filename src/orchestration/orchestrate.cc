@@ -8,6 +8,7 @@
 
 #include "cost/cost_model.h"
 #include "ir/graph_utils.h"
+#include "orchestration/assembly.h"
 #include "orchestration/blp_builder.h"
 #include "orchestration/plan_cache.h"
 #include "orchestration/solver.h"
@@ -398,60 +399,21 @@ class Orchestrator {
     return program;
   }
 
-  // The program's graph holds the chosen form of each alternative: nodes of
-  // a form no chosen kernel computes go, a chosen derived form's result
-  // takes the original value's place (unless a chosen kernel writes that
-  // too), and values nothing uses any more (an unchosen form's weights) go.
-  // The chosen candidates' groups are made again on that graph.
+  // The program's graph holds the chosen form of each alternative
+  // (assembly.h); the chosen candidates' groups are made again on it.
   void keep_chosen_forms(const std::vector<std::vector<size_t>>& chosen) {
-    const size_t n = graph_.nodes().size();
-    std::vector<bool> computed(n, false), in_a_form(n, false);
-    std::set<ValueId> written;
+    std::vector<ChosenKernel> kernels;
     for (const std::vector<size_t>& part : chosen) {
-      for (size_t i : part) {
-        for (size_t node : set_.candidates[i].nodes) computed[node] = true;
-        written.insert(groups_[i].outputs.begin(), groups_[i].outputs.end());
-      }
+      for (size_t i : part) kernels.push_back({set_.candidates[i].nodes, groups_[i].variant, groups_[i].outputs});
     }
-    std::map<ValueId, ValueId> renamed;
-    for (size_t a = 0; a < alternatives_.size(); ++a) {
-      const Alternative& alternative = alternatives_[a];
-      for (const auto* nodes : {&alternative.original_nodes, &alternative.derived_nodes}) {
-        for (size_t node : *nodes) in_a_form[node] = true;
-      }
-      if (chosen_aliases_.count(a) && !written.count(alternative.original)) {
-        renamed[alternative.derived] = alternative.original;
-        ++report_.derived_forms_chosen;
-        report_.derived_nodes_chosen.push_back(graph_.nodes()[alternative.original_nodes.back()].name);
-      }
-    }
-    const auto rename = [&](std::vector<ValueId>& ids) {
-      for (ValueId& id : ids) {
-        if (auto it = renamed.find(id); it != renamed.end()) id = it->second;
-      }
-    };
-    Graph kept = graph_;
-    kept.nodes().clear();
-    std::vector<size_t> new_index(n, kNoNode);
-    for (size_t node = 0; node < n; ++node) {
-      if (in_a_form[node] && !computed[node]) continue;
-      Node copy = graph_.nodes()[node];
-      rename(copy.inputs);
-      rename(copy.outputs);
-      new_index[node] = kept.nodes().size();
-      kept.add_node(std::move(copy));
-    }
-    graph_ = remove_unused_values(kept);
-    const runtime::GroupMaker make_group(graph_);
+    KeptForms kept = orchestration::keep_chosen_forms(graph_, alternatives_, kernels, chosen_aliases_);
+    graph_ = std::move(kept.graph);
+    size_t k = 0;
     for (const std::vector<size_t>& part : chosen) {
-      for (size_t i : part) {
-        std::vector<size_t> nodes;
-        for (size_t node : set_.candidates[i].nodes) nodes.push_back(new_index[node]);
-        runtime::KernelGroup group = make_group(std::move(nodes));
-        group.variant = groups_[i].variant;
-        groups_[i] = std::move(group);
-      }
+      for (size_t i : part) groups_[i] = std::move(kept.groups[k++]);
     }
+    report_.derived_forms_chosen += kept.derived_nodes_chosen.size();
+    for (std::string& name : kept.derived_nodes_chosen) report_.derived_nodes_chosen.push_back(std::move(name));
   }
 
   std::string cache_dir() const {
