@@ -202,6 +202,7 @@ Decision decide(const Graph& graph, const Region& region, const DeriveOptions& o
 struct Decisions {
   std::map<size_t, std::pair<Region, Expr>> forms;  // region's primitive node -> its region and derived form
   std::map<size_t, std::string> derivation;         // the same node -> the form's steps
+  std::map<size_t, double> original_seconds;        // the same node -> the original's cost alone
   std::set<size_t> applied;                         // the nodes whose form derive() substitutes
 };
 
@@ -323,6 +324,7 @@ Decisions decide_all(const Graph& primitives, const DeriveOptions& options, Deri
       d.record.nodes.push_back(primitives.nodes()[n].name);
       if (!d.state) continue;
       decisions.derivation[n] = d.record.derivation;
+      decisions.original_seconds[n] = d.record.original_seconds;
       if (d.record.applied) decisions.applied.insert(n);
       decisions.forms.emplace(n, std::make_pair(std::move(region), d.state));
     }
@@ -457,6 +459,7 @@ DerivedGraph derive_alternatives(const Graph& primitives, const DeriveOptions& o
         }
         a->original = original.outputs[0];
         a->derivation = decisions.derivation.at(n);
+        a->choice_margin_seconds = (options.min_speedup - 1) * decisions.original_seconds.at(n);
         out.alternatives.push_back(std::move(*a));
         offered.insert(original.name);
       }

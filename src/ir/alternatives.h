@@ -4,7 +4,7 @@
 // `derived`, the same tensor in exact arithmetic. Every consumer reads
 // `original`. Orchestration chooses one form per alternative jointly with
 // the kernels (orchestration/blp_builder.h: an alias kernel makes `original`
-// from `derived` at no cost); the program keeps the chosen form's nodes and,
+// from `derived`, copying nothing); the program keeps the chosen form's nodes and,
 // when that is the derived one, its value stands for `original`.
 #pragma once
 
@@ -21,6 +21,11 @@ struct Alternative {
   std::vector<size_t> original_nodes;  // ascending; of their values only `original` is read outside them
   std::vector<size_t> derived_nodes;   // ascending; of their values only `derived` leaves them (to no node)
   std::string derivation;              // what derivation did (reports)
+  // What choosing the derived form costs in the plan (its alias kernel's
+  // cost): a derived form is chosen only where the plan gains more than
+  // this, a margin against measurement noise (derivation: 5% of the
+  // original's time alone).
+  double choice_margin_seconds = 0;
 };
 
 // orchid::InternalError unless every alternative is well formed in `graph`:

@@ -219,7 +219,8 @@ std::vector<PartProblem> build_part_problems(const Graph& graph, const Candidate
     if (!active[a]) continue;
     const size_t p = facts.producer_part[size_t(alternatives[a].original)];
     problems[p].aliases.push_back(a);
-    problems[p].problem.kernels.push_back({0.0, {tensor(p, alternatives[a].derived)}, {tensor(p, alternatives[a].original)}});
+    problems[p].problem.kernels.push_back({alternatives[a].choice_margin_seconds, {tensor(p, alternatives[a].derived)},
+                                           {tensor(p, alternatives[a].original)}});
   }
   for (size_t p = 0; p < problems.size(); ++p) problems[p].problem.num_tensors = int(tensor_ids[p].size());
   if (node_covers) add_node_covers(graph, set, facts, alternatives, active, problems);

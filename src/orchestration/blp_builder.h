@@ -34,9 +34,11 @@ struct PartProblem {
 // tensors. Each alternative (ir/alternatives.h) whose two forms are in one
 // part gets an alias kernel there: it reads the derived value and writes
 // the original one, in either layout (the program renames the value, it
-// copies nothing). The node covers then hold per form: a node of either
-// form needs no kernel (the other form may be chosen), and where the
-// original value is needed, so are the values both forms read.
+// copies nothing), at the alternative's choice margin. The node covers then
+// hold per form, conditioned on the alias (a node of the original form: the
+// alias or a kernel covering it; of the derived form: if the alias, a kernel
+// covering it), and where the original value is needed, so are the values
+// both forms read.
 std::vector<PartProblem> build_part_problems(const Graph& graph, const CandidateSet& set,
                                              const std::vector<runtime::KernelGroup>& groups,
                                              const std::vector<KernelLayout>& layouts,

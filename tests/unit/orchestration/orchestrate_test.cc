@@ -202,6 +202,15 @@ TEST(Orchestrate, ADearerDerivedFormIsLeftOut) {
   EXPECT_EQ(program.graph.nodes().size(), 2u);
 }
 
+TEST(Orchestrate, ADerivedFormGainingLessThanItsMarginIsLeftOut) {
+  TwoForms forms = two_forms_of_twice_x(/*derived_is_add=*/true);
+  forms.alternative.choice_margin_seconds = 1.0;  // more than the MatMul costs
+  OrchestrationReport report;
+  const runtime::Program program = expect_alternative_matches(forms, report);
+  EXPECT_EQ(report.derived_forms_chosen, 0u);
+  EXPECT_TRUE(has_op(program.graph, "MatMul"));
+}
+
 TEST(Orchestrate, MalformedAlternativesAreInternalErrors) {
   TwoForms forms = two_forms_of_twice_x(true);
   Alternative overlapping = forms.alternative;
