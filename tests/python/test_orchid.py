@@ -81,6 +81,26 @@ def test_save_and_load_give_the_same_outputs(model, tmp_path):
     np.testing.assert_array_equal(session.run(None, {name: x})[0], model.run({name: x})[0])
 
 
+def test_derivation_is_on_by_default_within_its_budget(tmp_path):
+    """derive=True by default; derive_budget=0 derives nothing (every kind left to a larger budget);
+    derive=False records no derivation. Outputs match ONNX Runtime either way."""
+    import json
+    x = random_input(5)
+    records = {}
+    for label, kwargs in [("default", {}), ("no budget", {"derive_budget": 0}), ("off", {"derive": False})]:
+        compiled = orchid.compile(TINY_CNN, threads=1, cache_dir=str(tmp_path / ("cache " + label)),
+                                  progress=False, profile=False, **kwargs)  # own caches: decisions are kept
+        np.testing.assert_allclose(compiled.run({compiled.inputs[0].name: x})[0], ort_outputs(x)[0],
+                                   rtol=1e-4, atol=1e-5)
+        compiled.save(tmp_path / label)
+        with open(tmp_path / label / "plan.json") as f:
+            records[label] = json.load(f).get("derivation")
+    assert records["default"] and records["default"]["records"], records["default"]
+    kinds = len(records["default"]["records"])
+    assert records["no budget"]["over_budget"] == kinds, records["no budget"]
+    assert not records["off"], records["off"]
+
+
 def test_non_contiguous_and_keyword_feeds(model):
     x = random_input(5)
     strided = np.asfortranarray(x)
