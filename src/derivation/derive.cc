@@ -173,17 +173,15 @@ Decision decide(const Graph& graph, const Region& region, const DeriveOptions& o
       r.note = fmt::format("forms ranked below one measured {:.1f}x the original were not measured",
                            seconds / r.original_seconds);
     }
-    if (r.derived_seconds > 0 && seconds >= r.derived_seconds) {
-      if (far_behind) break;
-      continue;
+    if (r.derived_seconds == 0 || seconds < r.derived_seconds) {
+      r.derived_seconds = seconds;
+      r.derivation = r.measured.back().derivation;
+      r.instantiation = r.measured.back().instantiation;
+      r.steps = form->steps.size();
+      r.states_when_found = form->states_when_found;
+      r.seconds_when_found = form->seconds_when_found;
+      decision.state = form->state;
     }
-    r.derived_seconds = seconds;
-    r.derivation = r.measured.back().derivation;
-    r.instantiation = r.measured.back().instantiation;
-    r.steps = form->steps.size();
-    r.states_when_found = form->states_when_found;
-    r.seconds_when_found = form->seconds_when_found;
-    decision.state = form->state;
     if (far_behind) break;
   }
   report.cost_seconds += seconds_since(start);
