@@ -82,6 +82,8 @@ std::vector<Graph> forms() {
       // DCGAN: k4 s2 p1, and the 1x1 -> 4x4 first layer.
       deconv_graph({1, 8, 4, 4}, {8, 5, 4, 4}, attrs({{"strides", ints{2, 2}}, {"pads", ints{1, 1, 1, 1}}}), 5),
       deconv_graph({2, 10, 1, 1}, {10, 6, 4, 4}, {}, 6, false),
+      // Images too large to share a GEMM: one chunk per image, the output of each at its own place.
+      deconv_graph({3, 4, 16, 16}, {4, 32, 4, 4}, attrs({{"strides", ints{2, 2}}, {"pads", ints{1, 1, 1, 1}}}), 32),
       // A batch whose images share one GEMM (their columns gathered side by side), groups too.
       deconv_graph({5, 8, 3, 4}, {8, 3, 4, 4},
                    attrs({{"group", int64_t(2)}, {"strides", ints{2, 2}}, {"pads", ints{1, 1, 1, 1}}}), 6),
