@@ -299,5 +299,38 @@ TEST(DeriveAlternatives, ASpentBudgetLeavesTheRestUnderivedUntilABudgetIsLarger)
   EXPECT_EQ(costed, costed_larger);
 }
 
+TEST(DeriveAlternatives, WithABudgetTheKindsFurthestAboveTheirEstimateGoFirst) {
+  // Conv A is the heavier by the roofline estimate; the measured cost puts
+  // conv B a second above its estimate, so B is decided first.
+  Graph g;
+  const Attributes pads = attrs({{"pads", std::vector<int64_t>{1, 1, 1, 1}}});
+  ValueId a = g.add_value("a", {DType::Float32, {1, 8, 12, 12}});
+  ValueId b = g.add_value("b", {DType::Float32, {1, 4, 6, 6}});
+  g.inputs() = {a, b};
+  ValueId wa = g.add_constant("wa", random_tensor(DType::Float32, {8, 8, 3, 3}, 3, -1, 1));
+  ValueId wb = g.add_constant("wb", random_tensor(DType::Float32, {4, 4, 3, 3}, 4, -1, 1));
+  g.outputs().push_back(add_op(g, "Conv", {a, wa}, pads)[0]);
+  g.outputs().push_back(add_op(g, "Conv", {b, wb}, pads)[0]);
+  auto reads_b = [](const Graph& graph) {
+    for (const Node& node : graph.nodes()) {
+      if (node.op == "Conv" && graph.type(node.inputs[0]).shape == Shape{1, 4, 6, 6}) return true;
+    }
+    return false;
+  };
+  ASSERT_NE(g.nodes()[0].name, g.nodes()[1].name);
+  DeriveOptions options;
+  options.cost = [&](const Graph& graph) { return roofline_estimate(graph) + (reads_b(graph) ? 1.0 : 0.0); };
+  DeriveReport unbounded;
+  derive_alternatives(g, options, &unbounded);
+  ASSERT_EQ(unbounded.records.size(), 2u);
+  EXPECT_EQ(unbounded.records[0].nodes, std::vector<std::string>{g.nodes()[0].name});  // estimate order
+
+  options.budget_seconds = 600;
+  DeriveReport bounded;
+  derive_alternatives(g, options, &bounded);
+  ASSERT_EQ(bounded.records.size(), 2u);
+  EXPECT_EQ(bounded.records[0].nodes, std::vector<std::string>{g.nodes()[1].name});
+}
+
 }  // namespace
 }  // namespace orchid::derivation
