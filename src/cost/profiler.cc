@@ -106,12 +106,20 @@ double time_kernel(runtime::Kernel& kernel, const Graph& graph, const runtime::K
   std::vector<AlignedBuffer> buffers;
   const runtime::KernelArgs args = make_args(kernel, graph, group, buffers, native_inputs);
   // Warm-up: caches, page faults of the outputs, lazily created primitives.
-  for (int i = 0; i < options.warmup; ++i) kernel.run(args);
+  int min_runs = options.min_runs;
+  for (int i = 0; i < options.warmup; ++i) {
+    const Clock::time_point before = Clock::now();
+    kernel.run(args);
+    if (i == 0 && std::chrono::duration<double>(Clock::now() - before).count() >= options.slow_seconds) {
+      min_runs = std::min(min_runs, std::max(1, options.slow_runs));
+      break;
+    }
+  }
 
   std::vector<double> seconds;
   double total = 0;
   while (int(seconds.size()) < options.max_runs &&
-         (int(seconds.size()) < options.min_runs || total < options.min_seconds)) {
+         (int(seconds.size()) < min_runs || total < options.min_seconds)) {
     const Clock::time_point before = Clock::now();
     kernel.run(args);
     const double elapsed = std::chrono::duration<double>(Clock::now() - before).count();

@@ -20,6 +20,12 @@ struct ProfileOptions {
   int min_runs = 5;
   int max_runs = 200;
   double min_seconds = 0.02;
+  // A kernel whose first warm-up run takes at least slow_seconds is warmed
+  // up once and timed slow_runs times: its runs are long enough to be
+  // steady, and a derived form's 0.4 s convolution, timed 7 times per
+  // candidate, made a compile spend 15 s of its derivation budget on it.
+  double slow_seconds = 0.02;
+  int slow_runs = 3;
 };
 
 double time_kernel(runtime::Kernel& kernel, const Graph& graph, const runtime::KernelGroup& group,

@@ -129,7 +129,11 @@ struct Decision {
   double skipped_at_budget = -1;
 };
 
-Decision decide(const Graph& graph, const Region& region, const DeriveOptions& options, DeriveReport& report) {
+// Decides one kind within `seconds_left` of the budget: once that is spent,
+// forms ranked below the ones measured are not measured.
+Decision decide(const Graph& graph, const Region& region, const DeriveOptions& options, DeriveReport& report,
+                double seconds_left) {
+  const auto kind_start = std::chrono::steady_clock::now();
   Decision decision;
   DerivationRecord& r = decision.record;
   r.op = graph.nodes()[region.nodes.back()].op;
@@ -157,6 +161,10 @@ Decision decide(const Graph& graph, const Region& region, const DeriveOptions& o
     if (ranked.estimate > options.max_estimate_ratio * original_estimate) {
       if (r.note.empty()) r.note = "a derived form estimated far slower was not measured";
       continue;
+    }
+    if (!r.measured.empty() && seconds_since(kind_start) >= seconds_left) {
+      if (r.note.empty()) r.note = "the derivation budget ran out: forms ranked below those measured were not measured";
+      break;
     }
     double seconds = 0;
     try {
@@ -346,7 +354,7 @@ Decision decide_kind(const Graph& primitives, const Region& region, const Derive
     return d;
   }
   const auto start = std::chrono::steady_clock::now();
-  Decision d = decide(primitives, region, options, rep);
+  Decision d = decide(primitives, region, options, rep, options.budget_seconds - spent);
   spent += seconds_since(start);
   if (options.store_decision) options.store_decision(key, stored_decision(d));
   return d;

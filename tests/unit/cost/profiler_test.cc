@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cmath>
 
 #include "../runtime/runtime_test_util.h"
@@ -62,6 +63,37 @@ TEST(CostProfiler, TimesAKernelWithIntegerInputs) {
   ASSERT_NE(kernel, nullptr);
   const double seconds = time_kernel(*kernel, graph, group, quick_profile());
   EXPECT_GT(seconds, 0);
+}
+
+// A kernel that takes `seconds` per run and counts its runs.
+class SlowKernel : public runtime::Kernel {
+ public:
+  explicit SlowKernel(double seconds) : seconds_(seconds) {}
+  void run(const runtime::KernelArgs&) override {
+    ++runs;
+    const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds_);
+    while (std::chrono::steady_clock::now() < until) {
+    }
+  }
+  std::string implementation() const override { return "slow"; }
+  int runs = 0;
+
+ private:
+  double seconds_;
+};
+
+TEST(CostProfiler, ASlowKernelIsWarmedUpOnceAndTimedThreeTimes) {
+  GraphBuilder b;
+  ValueId x = b.input("x", {4});
+  Graph graph = b.finish(b.op("Relu", {x}));
+  runtime::KernelGroup group = runtime::make_group(graph, {0});
+  ProfileOptions options;  // the defaults: 2 warm-ups, at least 5 runs
+  SlowKernel slow(0.025);
+  EXPECT_GE(time_kernel(slow, graph, group, options), 0.025);
+  EXPECT_EQ(slow.runs, 1 + options.slow_runs);
+  SlowKernel fast(0.001);
+  time_kernel(fast, graph, group, options);
+  EXPECT_GE(fast.runs, options.warmup + options.min_runs);
 }
 
 }  // namespace
