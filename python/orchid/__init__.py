@@ -125,8 +125,8 @@ def compile(model, threads=0, derive=True, fusion=True, profile=True, cache_dir=
     """Compiles an ONNX model: a file path, serialized bytes, or an onnx.ModelProto.
 
     threads: what the kernels are timed and run with (0: all cores); derive: OLLIE's derivation,
-    chosen by the plan with fusion (derive_budget: its seconds per compile, heaviest operators
-    first; decisions kept in the cache are free); fusion=False: one kernel per primitive, no derivation; profile=False: no timing, the cost model decides;
+    chosen by the plan with fusion (derive_budget: its seconds per compile, the operators
+    furthest above their roofline bound first; decisions kept in the cache are free); fusion=False: one kernel per primitive, no derivation; profile=False: no timing, the cost model decides;
     input_shapes: {name: shape} for symbolic dimensions; progress: a bar on stderr when it is a
     terminal (True), none (False), or a callable(stage, done, total, eta_seconds).
     """

@@ -67,6 +67,7 @@ std::vector<std::string> structure_key(Expr state) {
     std::string k = linear_op_name(m->op);
     for (const ConvSpatial& d : m->spatial) k += fmt::format(" {}d{}s{}", d.tap.extent(), d.dilation, d.stride);
     if (m->op == LinearOp::G2BMM || m->op == LinearOp::GBMM) k += fmt::format(" d{}", m->dilation);
+    if (!m->groups.empty()) k += " grouped";
     key.push_back(k);
   }
   std::sort(key.begin(), key.end());
@@ -215,10 +216,16 @@ struct Decisions {
 
 // The key a decision is stored under: the region and every option that
 // shapes what search finds and what is measured.
+// The version of what decides: bump it when the search, the operator
+// patterns or the instantiation change what a region derives to (v3: grouped
+// and depthwise Convs match the Conv pattern), so that no decision of an
+// earlier engine is reused.
+constexpr int kDecisionVersion = 3;
+
 std::string decision_key(const Region& region, const DeriveOptions& options) {
   const SearchOptions& s = options.search;
   return "derive " + sha256_of_text(fmt::format(
-                         "v2|{}|{} {} {} {} {} {} {} {}|{} {} {} {} {} {}", region.signature, s.max_depth, s.max_states,
+                         "v{}|{}|{} {} {} {} {} {} {} {}|{} {} {} {} {} {}", kDecisionVersion, region.signature, s.max_depth, s.max_states,
                          s.time_limit_seconds, s.max_found, s.fingerprint_dedup, s.guided, s.max_guided_steps,
                          s.rules.size(), options.max_alternatives, options.max_estimate_ratio, options.max_growth,
                          options.min_speedup, options.offer_ratio, options.give_up_ratio));

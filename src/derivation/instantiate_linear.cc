@@ -97,10 +97,11 @@ ValueId emit_conv(Emitter& em, const ScopeNode& scope, const LinearMatch& m) {
     strides.push_back(m.spatial[k].stride), dilations.push_back(m.spatial[k].dilation);
     pads_lo.push_back(g.pad_lo), pads_hi.push_back(g.pad_hi), kernel.push_back(m.spatial[k].tap.extent());
   }
-  ValueId a = lower_access_full(em, m.a->source(), a_indices, join({m.batch, m.reduce, xs}));
-  ValueId b = lower_access_full(em, m.b->source(), m.b->indices(), join({m.cols, m.reduce, taps}));
-  std::vector<int64_t> a_shape = {num_points(m.batch), num_points(m.reduce)},
-                       b_shape = {num_points(m.cols), num_points(m.reduce)};
+  ValueId a = lower_access_full(em, m.a->source(), a_indices, join({m.batch, m.groups, m.reduce, xs}));
+  ValueId b = lower_access_full(em, m.b->source(), m.b->indices(), join({m.groups, m.cols, m.reduce, taps}));
+  const int64_t groups = num_points(m.groups);
+  std::vector<int64_t> a_shape = {num_points(m.batch), groups * num_points(m.reduce)},
+                       b_shape = {groups * num_points(m.cols), num_points(m.reduce)};
   for (size_t k = 0; k < xs.size(); ++k) a_shape.push_back(xs[k].extent()), b_shape.push_back(kernel[k]);
   a = em.builder.reshape(a, a_shape);
   b = em.builder.reshape(b, b_shape);
@@ -110,9 +111,9 @@ ValueId emit_conv(Emitter& em, const ScopeNode& scope, const LinearMatch& m) {
   pads_lo.insert(pads_lo.end(), pads_hi.begin(), pads_hi.end());
   attrs.set("pads", pads_lo);
   attrs.set("kernel_shape", kernel);
-  attrs.set("group", int64_t(1));
+  attrs.set("group", groups);
   ValueId c = em.builder.add1("Conv", {a, b}, std::move(attrs));
-  return finish(em, scope, m, c, join({m.batch, m.cols, outs}));
+  return finish(em, scope, m, c, join({m.batch, m.groups, m.cols, outs}));
 }
 
 // ---- G2BMM / GBMM: B's band dimension m + d*w + c is read through a fresh
@@ -201,8 +202,9 @@ std::string describe_linear_scope(const ScopeNode& scope, const LinearMatch& m) 
           << dims_text(operand_shape(m.batch, num_points(m.reduce), num_points(m.cols)));
       break;
     case LinearOp::Conv: {
-      std::vector<int64_t> a = {num_points(m.batch), num_points(m.reduce)},
-                           b = {num_points(m.cols), num_points(m.reduce)};
+      const int64_t groups = num_points(m.groups);
+      std::vector<int64_t> a = {num_points(m.batch), groups * num_points(m.reduce)},
+                           b = {groups * num_points(m.cols), num_points(m.reduce)};
       std::vector<int64_t> strides, dilations;
       for (size_t k = 0; k < m.spatial.size(); ++k) {
         SpatialGeometry g = spatial_geometry(scope, m, k);
@@ -211,6 +213,7 @@ std::string describe_linear_scope(const ScopeNode& scope, const LinearMatch& m) 
       }
       out << dims_text(a) << "*" << dims_text(b) << " stride " << dims_text(strides) << " dilation "
           << dims_text(dilations);
+      if (groups > 1) out << " group " << groups;
       break;
     }
     case LinearOp::G2BMM:

@@ -239,10 +239,51 @@ std::optional<ConvSpatial> spatial_dim(const Operands& ops, size_t dim, Mismatch
   return s;
 }
 
-// The role of a non-spatial iterator in a Conv; false on mismatch.
+// A grouped Conv's channel dimension of A: g*C + c (+ a constant), g a loop
+// iterator that B reads too (the group), c a sum iterator of extent C (the
+// channel within the group): the operand lays out as [g, c] (a mixed-radix
+// pair), like a plain channel.
+bool is_group_channel_dim(const Operands& ops, size_t dim) {
+  AffineForm form = affine_form(ops.a->indices()[dim]);
+  if (form.terms.size() != 2) return false;
+  const AffineTerm* group = nullptr;
+  const AffineTerm* channel = nullptr;
+  for (const AffineTerm& t : form.terms) {
+    if (!t.atom->is<IterNode>()) return false;
+    const bool is_loop = std::any_of(ops.loops.begin(), ops.loops.end(), [&](const IterRange& r) { return r.iter == t.atom; });
+    const auto sum = std::find_if(ops.sums.begin(), ops.sums.end(), [&](const IterRange& r) { return r.iter == t.atom; });
+    if (is_loop && !occurrences(*ops.b, t.atom).empty()) {
+      group = &t;
+    } else if (sum != ops.sums.end() && t.coef == 1 && !occurrences(*ops.b, t.atom).empty()) {
+      channel = &t;
+      if (group && group->coef != sum->extent()) return false;
+    }
+  }
+  if (!group || !channel) return false;
+  const auto sum = std::find_if(ops.sums.begin(), ops.sums.end(), [&](const IterRange& r) { return r.iter == channel->atom; });
+  // B reads the channel alone, apart from the group (K[g*M + f, c, ...]):
+  // not a tap split as 3*r1 + r2 on both sides.
+  std::vector<Occurrence> channel_in_b = occurrences(*ops.b, channel->atom);
+  if (!all_alone(channel_in_b)) return false;
+  for (const Occurrence& o : occurrences(*ops.b, group->atom)) {
+    if (std::any_of(channel_in_b.begin(), channel_in_b.end(), [&](const Occurrence& c) { return c.dim == o.dim; })) {
+      return false;
+    }
+  }
+  return group->coef == sum->extent();
+}
+
+// Whether every occurrence of r in A is alone or in a group channel dimension.
+bool alone_or_grouped(const Operands& ops, const std::vector<Occurrence>& occs) {
+  return std::all_of(occs.begin(), occs.end(),
+                     [&](const Occurrence& o) { return o.alone || (o.coef > 0 && is_group_channel_dim(ops, o.dim)); });
+}
+
+// The role of a non-spatial iterator in a Conv; false on mismatch. A loop
+// iterator in both operands is a group (a grouped or depthwise Conv).
 bool conv_role(const Operands& ops, const IterRange& r, bool is_sum, LinearMatch& m, Mismatch& why) {
   std::vector<Occurrence> oa = occurrences(*ops.a, r.iter), ob = occurrences(*ops.b, r.iter);
-  if (!all_alone(oa))
+  if (!alone_or_grouped(ops, oa))
     return why = fail(r,
                       "combined with other iterators in A outside a spatial "
                       "dimension"),
@@ -253,7 +294,11 @@ bool conv_role(const Operands& ops, const IterRange& r, bool is_sum, LinearMatch
     m.reduce.push_back(r);
     return true;
   }
-  if (in_a && in_b) return why = fail(r, "in both operands: grouped conv not supported"), false;
+  if (in_a && in_b) {
+    if (oa.size() != 1) return why = fail(r, "a group read in more than one dimension of A"), false;
+    m.groups.push_back(r);
+    return true;
+  }
   (in_a ? m.batch : in_b ? m.cols : m.broadcast).push_back(r);
   return true;
 }
@@ -265,7 +310,7 @@ std::optional<LinearMatch> try_conv(const Operands& ops, Mismatch& why) {
   // needs a rewrite (guided derivation sees one fixed).
   Mismatch bad_dims;
   for (size_t d = 0; d < ops.a->indices().size(); ++d) {
-    if (affine_form(ops.a->indices()[d]).terms.size() < 2) continue;
+    if (affine_form(ops.a->indices()[d]).terms.size() < 2 || is_group_channel_dim(ops, d)) continue;
     Mismatch one;
     std::optional<ConvSpatial> s = spatial_dim(ops, d, one);
     if (!s) {
@@ -288,6 +333,27 @@ std::optional<LinearMatch> try_conv(const Operands& ops, Mismatch& why) {
   }
   for (const IterRange& r : ops.sums) {
     if (!spatial_iters.count(r.iter) && !conv_role(ops, r, true, m, why)) return std::nullopt;
+  }
+  // A group is B's output-channel dimension, alone or as g*M + f with f
+  // the group's output channels (K[g*M + f, c, ...]). Anything else (a
+  // channel left over from a split sum, A[n, c, ...] * K[f, c, ...] with the
+  // sum over c outside; a tap read by both operands) is not a Conv, and its
+  // mismatch guides derivation on.
+  for (const IterRange& g : m.groups) {
+    std::vector<Occurrence> in_b = occurrences(*ops.b, g.iter);
+    bool channel_dim = in_b.size() == 1 && in_b[0].coef > 0;
+    if (channel_dim && !in_b[0].alone) {
+      AffineForm form = affine_form(ops.b->indices()[in_b[0].dim]);
+      channel_dim = form.terms.size() == 2 && form.constant == 0;
+      for (const AffineTerm& t : form.terms) {
+        if (t.atom == g.iter) continue;
+        auto f = std::find_if(m.cols.begin(), m.cols.end(), [&](const IterRange& c) { return c.iter == t.atom; });
+        channel_dim = channel_dim && f != m.cols.end() && t.coef == 1 && f->lo == 0 && in_b[0].coef == f->extent();
+      }
+    }
+    if (!channel_dim) {
+      return why = fail(g, "in both operands: not a grouped conv's group (not B's output channel g*M + f)"), std::nullopt;
+    }
   }
   return m;
 }

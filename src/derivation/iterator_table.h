@@ -66,7 +66,10 @@ struct ConvSpatial {
 // A match with the operator's parameters: the iterators of each role, in
 // the order they are flattened into the operator's dimension. Roles:
 //   MatMul  out[batch, rows, cols]  = Sum_reduce a[batch, rows, reduce] * b[batch, reduce, cols]
-//   Conv    out[batch, cols, o...]  = Sum_{reduce, taps} a[batch, reduce, x...] * b[cols, reduce, taps]
+//   Conv    out[batch, groups, cols, o...]
+//                                   = Sum_{reduce, taps} a[batch, groups, reduce, x...] * b[groups, cols, reduce, taps]
+//           (a grouped Conv when `groups` is not empty: loop iterators in both operands, in A alone or
+//           as g*C + c with c a reduce iterator of extent C)
 //   G2BMM   out[batch, m, band]     = Sum_reduce a[batch, m, reduce] * b[batch, m + d*band + c, reduce]
 //   GBMM    out[batch, m, cols]     = Sum_band a[batch, m, band] * b[batch, m + d*band + c, cols]
 // Loop iterators in neither operand (the output is constant along them) are
@@ -78,6 +81,7 @@ struct LinearMatch {
   const expr::AccessNode* b = nullptr;
   double scale = 1;
   std::vector<expr::IterRange> batch, rows, cols, reduce, broadcast;
+  std::vector<expr::IterRange> groups;  // Conv
   std::vector<ConvSpatial> spatial;  // Conv
   expr::IterRange band;              // G2BMM / GBMM: w
   int64_t dilation = 1;              // G2BMM / GBMM

@@ -86,7 +86,7 @@ void CompileFlags::add_to(CLI::App& command) {
       ->excludes(derive_flag);
   no_fusion_flag->excludes(derive_flag);
   command.add_option("--derive-budget", derive_budget,
-                     "Seconds of derivation search and measurement per compile, heaviest operators first; decisions "
+                     "Seconds of derivation search and measurement per compile, the operators furthest above their roofline bound first; decisions "
                      "kept from earlier compiles take none (default 20)")
       ->check(CLI::NonNegativeNumber);
   command.add_flag("--derive-replace", derive_replace,

@@ -208,6 +208,47 @@ TEST(Instantiate, Conv5x5AsConv3x3WithFourTimesTheChannels) {
   EXPECT_EQ(r.graph.type(conv->inputs[1]).shape, (Shape{12, 2, 3, 3}));
 }
 
+TEST(Instantiate, DepthwiseConv) {
+  // The group iterator g alone in both operands: one channel per group.
+  Instantiated r = instantiate_and_check(R"(
+    tensor A[1,4,6,6] pad [0,0,1,1] tensor K[4,1,3,3]
+    L<n:0:1, g:0:4, h:0:6, w:0:6> Sum<r:0:3, s:0:3> A[n, g, h + r - 1, w + s - 1] * K[g, 0, r, s])");
+  const Node* conv = first_op(r.graph, "Conv");
+  ASSERT_NE(conv, nullptr);
+  EXPECT_EQ(conv->attrs.get_int("group", 1), 4);
+  EXPECT_EQ(r.graph.type(conv->inputs[1]).shape, (Shape{4, 1, 3, 3}));
+  EXPECT_EQ(count_ops(r.graph, "Gather"), 0u);
+  // 1-D, no batch: each of the two rows of A convolved with its own row of B.
+  Instantiated one_d = instantiate_and_check("tensor A[2,5] tensor B[2,5] L<g:0:2, i:0:3> Sum<k:0:3> A[g, k + i] * B[g, k]");
+  const Node* conv1d = first_op(one_d.graph, "Conv");
+  ASSERT_NE(conv1d, nullptr);
+  EXPECT_EQ(conv1d->attrs.get_int("group", 1), 2);
+}
+
+TEST(Instantiate, GroupedConvWithItsChannelsAsGTimesCPlusC) {
+  // Two groups of three input and two output channels, the loops in another
+  // order than the operator's (f before g), dilated along the width.
+  Instantiated r = instantiate_and_check(R"(
+    tensor A[2,6,5,7] tensor K[4,3,3,2]
+    L<n:0:2, f:0:2, g:0:2, h:0:3, w:0:5> Sum<c:0:3, r:0:3, s:0:2>
+      A[n, 3*g + c, h + r, w + 2*s] * K[2*g + f, c, r, s])");
+  const Node* conv = first_op(r.graph, "Conv");
+  ASSERT_NE(conv, nullptr);
+  EXPECT_EQ(conv->attrs.get_int("group", 1), 2);
+  EXPECT_EQ(r.graph.type(conv->inputs[0]).shape, (Shape{2, 6, 5, 7}));
+  EXPECT_EQ(r.graph.type(conv->inputs[1]).shape, (Shape{4, 3, 3, 2}));
+  EXPECT_EQ(count_ops(r.graph, "Gather"), 0u);
+}
+
+TEST(Instantiate, AGroupThatIsNotGTimesTheChannelsIsNotAConv) {
+  // g*2 + c with c of extent 3: the groups' channels overlap, not a grouped Conv.
+  std::string why;
+  EXPECT_FALSE(instantiable(expr::parse(R"(
+    tensor A[1,7,5,5] tensor K[4,3,3,3]
+    L<n:0:1, g:0:2, f:0:2, h:0:3, w:0:3> Sum<c:0:3, r:0:3, s:0:3>
+      A[n, 2*g + c, h + r, w + s] * K[2*g + f, c, r, s])"), &why));
+}
+
 TEST(Instantiate, ConvTransposeAsMatMulAndSum) {
   Instantiated r = instantiate_and_check(R"(
     tensor X[1,3,5] tensor W[3,2,4]
@@ -316,9 +357,10 @@ TEST(Instantiate, InstantiableAndDescribe) {
   EXPECT_FALSE(instantiable(huge_index_map, &why));
   EXPECT_NE(why.find("general index map"), std::string::npos) << why;
   EXPECT_TRUE(instantiable(expr::parse("tensor X[2048,2048] L<i:0:2048, j:0:2048> X[j, i]")));
+  // g read twice by B: not a grouped conv's group.
   Expr grouped = expr::parse(
-      "tensor A[2,5] tensor B[2,5] L<g:0:2, i:0:3> "
-      "Sum<k:0:5> A[g, k + i] * B[g, k]");
+      "tensor A[2,5] tensor B[2,2,5] L<g:0:2, i:0:3> "
+      "Sum<k:0:5> A[g, k + i] * B[g, g, k]");
   EXPECT_FALSE(instantiable(grouped, &why));
   EXPECT_NE(why.find("matches no operator"), std::string::npos) << why;
   auto instantiate_grouped = [&] {
@@ -328,7 +370,7 @@ TEST(Instantiate, InstantiableAndDescribe) {
     fission::FissionBuilder builder(g, origin);
     std::map<std::string, ValueId, std::less<>> inputs;
     inputs["A"] = g.add_value("A", {DType::Float32, {2, 5}});
-    inputs["B"] = g.add_value("B", {DType::Float32, {2, 5}});
+    inputs["B"] = g.add_value("B", {DType::Float32, {2, 2, 5}});
     instantiate(grouped, inputs, builder);
   };
   EXPECT_THROW(instantiate_grouped(), Error);

@@ -109,10 +109,10 @@ TEST(IteratorTable, BandedMatches) {
 }
 
 TEST(IteratorTable, MismatchesGuideDerivation) {
-  // A conv that is not a grouped-free pattern of any operator.
+  // A conv whose g, read twice by B, is not a grouped conv's group: no operator's pattern.
   const auto& grouped = scope_of(
-      "tensor A[2,5] tensor B[2,5] L<g:0:2, i:0:3> "
-      "Sum<k:0:5> A[g, k + i] * B[g, k]");
+      "tensor A[2,5] tensor B[2,2,5] L<g:0:2, i:0:3> "
+      "Sum<k:0:5> A[g, k + i] * B[g, g, k]");
   PatternMatch pm = match_operator(grouped);
   EXPECT_FALSE(pm.op);
   EXPECT_NE(pm.why_not.find("MatMul: i combined with k in A: substitute"), std::string::npos) << pm.why_not;
