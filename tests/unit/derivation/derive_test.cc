@@ -85,6 +85,34 @@ TEST(Derive, DilatedConvBecomesPlainConv) {
   expect_same_outputs(g, d);
 }
 
+TEST(Derive, DilatedDepthwiseConvBecomesAGroupedConvWithLessDilation) {
+  // A depthwise conv (8 groups of one channel), dilation 2: derived forms are
+  // grouped Convs too (the group iterator in both operands).
+  Graph g = conv_graph({1, 8, 10, 10}, {8, 1, 3, 3},
+                       attrs({{"pads", std::vector<int64_t>{2, 2, 2, 2}},
+                              {"dilations", std::vector<int64_t>{2, 2}},
+                              {"group", int64_t(8)}}));
+  DeriveOptions options;
+  // Cheaper: a graph whose convolutions are dilated along fewer axes.
+  options.cost = [](const Graph& graph) {
+    double cost = 1;
+    for (const Node& n : graph.nodes()) {
+      if (n.op != "Conv") continue;
+      for (int64_t d : n.attrs.get_ints("dilations", {1, 1})) cost += d > 1 ? 1 : 0;
+    }
+    return cost;
+  };
+  options.estimate = options.cost;
+  DeriveReport report;
+  Graph d = derive(g, options, &report);
+  ASSERT_EQ(report.records.size(), 1u);
+  EXPECT_TRUE(report.records[0].applied) << report.records[0].note;
+  size_t grouped = 0;
+  for (const Node& n : d.nodes()) grouped += n.op == "Conv" && n.attrs.get_int("group", 1) == 8;
+  EXPECT_EQ(grouped, 1u);
+  expect_same_outputs(g, d);
+}
+
 TEST(Derive, IdenticalPrimitivesAreDerivedOnce) {
   Graph g;
   ValueId x = g.add_value("x", {DType::Float32, {1, 2, 5, 5}});
