@@ -321,8 +321,12 @@ void order_by_measured_gap(const Graph& primitives, const DeriveOptions& options
       continue;
     }
     const Graph original = region_graph(primitives, region);
-    const double gap = options.cost(original) - estimate_of(options, original);
-    measured.push_back({double(kinds[k].size()) * gap, k});
+    try {
+      const double gap = options.cost(original) - estimate_of(options, original);
+      measured.push_back({double(kinds[k].size()) * gap, k});
+    } catch (const Error&) {
+      rest.push_back(k);  // decide() meets the same failure and reports it
+    }
   }
   std::stable_sort(measured.begin(), measured.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
   std::vector<std::vector<std::pair<size_t, Region>>> sorted;

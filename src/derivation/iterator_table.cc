@@ -334,11 +334,12 @@ std::optional<LinearMatch> try_conv(const Operands& ops, Mismatch& why) {
   for (const IterRange& r : ops.sums) {
     if (!spatial_iters.count(r.iter) && !conv_role(ops, r, true, m, why)) return std::nullopt;
   }
-  // A group is B's output-channel dimension, alone or as g*M + f with f
-  // the group's output channels (K[g*M + f, c, ...]). Anything else (a
-  // channel left over from a split sum, A[n, c, ...] * K[f, c, ...] with the
-  // sum over c outside; a tap read by both operands) is not a Conv, and its
-  // mismatch guides derivation on.
+  // B reads a group once: alone in a dimension of its own (a depthwise
+  // Conv, with a multiplier when B has output channels elsewhere) or as
+  // g*M + f with f the group's output channels (K[g*M + f, c, ...]).
+  // Anything else (a tap read by both operands, B[.., s + w - 2]) is not a
+  // Conv, and its mismatch guides derivation on: matching those sent the
+  // Conv5x5 -> Conv3x3 pieces search astray.
   for (const IterRange& g : m.groups) {
     std::vector<Occurrence> in_b = occurrences(*ops.b, g.iter);
     bool channel_dim = in_b.size() == 1 && in_b[0].coef > 0;

@@ -240,6 +240,18 @@ TEST(Instantiate, GroupedConvWithItsChannelsAsGTimesCPlusC) {
   EXPECT_EQ(count_ops(r.graph, "Gather"), 0u);
 }
 
+TEST(Instantiate, DepthwiseConvWithAMultiplier) {
+  // c in both operands, alone in each; B's output channels f in another
+  // dimension: a depthwise Conv with multiplier 3 (weights laid out [c, f]).
+  Instantiated r = instantiate_and_check(R"(
+    tensor A[1,2,6,6] tensor K[3,2,3,3]
+    L<n:0:1, f:0:3, c:0:2, h:0:4, w:0:4> Sum<r:0:3, s:0:3> A[n, c, h + r, w + s] * K[f, c, r, s])");
+  const Node* conv = first_op(r.graph, "Conv");
+  ASSERT_NE(conv, nullptr);
+  EXPECT_EQ(conv->attrs.get_int("group", 1), 2);
+  EXPECT_EQ(r.graph.type(conv->inputs[1]).shape, (Shape{6, 1, 3, 3}));
+}
+
 TEST(Instantiate, AGroupThatIsNotGTimesTheChannelsIsNotAConv) {
   // g*2 + c with c of extent 3: the groups' channels overlap, not a grouped Conv.
   std::string why;
