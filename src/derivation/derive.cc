@@ -214,14 +214,14 @@ struct Decisions {
   std::set<size_t> applied;                         // the nodes whose form derive() substitutes
 };
 
-// The key a decision is stored under: the region and every option that
-// shapes what search finds and what is measured.
 // The version of what decides: bump it when the search, the operator
 // patterns or the instantiation change what a region derives to (v3: grouped
 // and depthwise Convs match the Conv pattern), so that no decision of an
 // earlier engine is reused.
 constexpr int kDecisionVersion = 3;
 
+// The key a decision is stored under: the version, the region and every
+// option that shapes what search finds and what is measured.
 std::string decision_key(const Region& region, const DeriveOptions& options) {
   const SearchOptions& s = options.search;
   return "derive " + sha256_of_text(fmt::format(
