@@ -239,6 +239,14 @@ std::optional<ConvSpatial> spatial_dim(const Operands& ops, size_t dim, Mismatch
   return s;
 }
 
+// The range of `iter` among `ranges`, or nullptr.
+const IterRange* find_range(const std::vector<IterRange>& ranges, Expr iter) {
+  for (const IterRange& r : ranges) {
+    if (r.iter == iter) return &r;
+  }
+  return nullptr;
+}
+
 // A grouped Conv's channel dimension of A: g*C + c (+ a constant), g a loop
 // iterator that B reads too (the group), c a sum iterator of extent C (the
 // channel within the group): the operand lays out as [g, c] (a mixed-radix
@@ -248,19 +256,16 @@ bool is_group_channel_dim(const Operands& ops, size_t dim) {
   if (form.terms.size() != 2) return false;
   const AffineTerm* group = nullptr;
   const AffineTerm* channel = nullptr;
+  const IterRange* channel_range = nullptr;
   for (const AffineTerm& t : form.terms) {
-    if (!t.atom->is<IterNode>()) return false;
-    const bool is_loop = std::any_of(ops.loops.begin(), ops.loops.end(), [&](const IterRange& r) { return r.iter == t.atom; });
-    const auto sum = std::find_if(ops.sums.begin(), ops.sums.end(), [&](const IterRange& r) { return r.iter == t.atom; });
-    if (is_loop && !occurrences(*ops.b, t.atom).empty()) {
+    if (!t.atom->is<IterNode>() || occurrences(*ops.b, t.atom).empty()) return false;
+    if (find_range(ops.loops, t.atom)) {
       group = &t;
-    } else if (sum != ops.sums.end() && t.coef == 1 && !occurrences(*ops.b, t.atom).empty()) {
-      channel = &t;
-      if (group && group->coef != sum->extent()) return false;
+    } else if (const IterRange* sum = find_range(ops.sums, t.atom); sum && t.coef == 1) {
+      channel = &t, channel_range = sum;
     }
   }
-  if (!group || !channel) return false;
-  const auto sum = std::find_if(ops.sums.begin(), ops.sums.end(), [&](const IterRange& r) { return r.iter == channel->atom; });
+  if (!group || !channel || group->coef != channel_range->extent()) return false;
   // B reads the channel alone, apart from the group (K[g*M + f, c, ...]):
   // not a tap split as 3*r1 + r2 on both sides.
   std::vector<Occurrence> channel_in_b = occurrences(*ops.b, channel->atom);
@@ -270,20 +275,45 @@ bool is_group_channel_dim(const Operands& ops, size_t dim) {
       return false;
     }
   }
-  return group->coef == sum->extent();
+  return true;
 }
 
-// Whether every occurrence of r in A is alone or in a group channel dimension.
-bool alone_or_grouped(const Operands& ops, const std::vector<Occurrence>& occs) {
-  return std::all_of(occs.begin(), occs.end(),
-                     [&](const Occurrence& o) { return o.alone || (o.coef > 0 && is_group_channel_dim(ops, o.dim)); });
+// Which dimensions of A are group channel dimensions (is_group_channel_dim).
+std::vector<bool> group_channel_dims(const Operands& ops) {
+  std::vector<bool> dims(ops.a->indices().size());
+  for (size_t d = 0; d < dims.size(); ++d) dims[d] = is_group_channel_dim(ops, d);
+  return dims;
+}
+
+// B reads a group once: alone in a dimension of its own (a depthwise Conv,
+// with a multiplier when B has output channels elsewhere) or as g*M + f with
+// f the group's output channels (K[g*M + f, c, ...]). Anything else (a tap
+// read by both operands, B[.., s + w - 2]) is not a Conv, and its mismatch
+// guides derivation on: matching those sent the Conv5x5 -> Conv3x3 pieces
+// search astray.
+bool reads_group_as_output_channel(const Operands& ops, const LinearMatch& m, const IterRange& g) {
+  std::vector<Occurrence> in_b = occurrences(*ops.b, g.iter);
+  if (in_b.size() != 1 || in_b[0].coef <= 0) return false;
+  if (in_b[0].alone) return true;
+  AffineForm form = affine_form(ops.b->indices()[in_b[0].dim]);
+  if (form.terms.size() != 2 || form.constant != 0) return false;
+  for (const AffineTerm& t : form.terms) {
+    if (t.atom == g.iter) continue;
+    const IterRange* f = find_range(m.cols, t.atom);
+    if (!f || t.coef != 1 || f->lo != 0 || in_b[0].coef != f->extent()) return false;
+  }
+  return true;
 }
 
 // The role of a non-spatial iterator in a Conv; false on mismatch. A loop
 // iterator in both operands is a group (a grouped or depthwise Conv).
-bool conv_role(const Operands& ops, const IterRange& r, bool is_sum, LinearMatch& m, Mismatch& why) {
+// `grouped` marks A's group channel dimensions (group_channel_dims).
+bool conv_role(const Operands& ops, const std::vector<bool>& grouped, const IterRange& r, bool is_sum, LinearMatch& m,
+               Mismatch& why) {
   std::vector<Occurrence> oa = occurrences(*ops.a, r.iter), ob = occurrences(*ops.b, r.iter);
-  if (!alone_or_grouped(ops, oa))
+  const bool alone_or_grouped = std::all_of(
+      oa.begin(), oa.end(), [&](const Occurrence& o) { return o.alone || (o.coef > 0 && grouped[o.dim]); });
+  if (!alone_or_grouped)
     return why = fail(r,
                       "combined with other iterators in A outside a spatial "
                       "dimension"),
@@ -309,8 +339,9 @@ std::optional<LinearMatch> try_conv(const Operands& ops, Mismatch& why) {
   // Every spatial dimension is checked, so the mismatch lists each one that
   // needs a rewrite (guided derivation sees one fixed).
   Mismatch bad_dims;
+  const std::vector<bool> grouped = group_channel_dims(ops);
   for (size_t d = 0; d < ops.a->indices().size(); ++d) {
-    if (affine_form(ops.a->indices()[d]).terms.size() < 2 || is_group_channel_dim(ops, d)) continue;
+    if (affine_form(ops.a->indices()[d]).terms.size() < 2 || grouped[d]) continue;
     Mismatch one;
     std::optional<ConvSpatial> s = spatial_dim(ops, d, one);
     if (!s) {
@@ -329,30 +360,13 @@ std::optional<LinearMatch> try_conv(const Operands& ops, Mismatch& why) {
   if (!bad_dims.iters.empty()) return why = bad_dims, std::nullopt;
   if (m.spatial.empty()) return why = Mismatch{{}, "no spatial dimension o + t in A"}, std::nullopt;
   for (const IterRange& r : ops.loops) {
-    if (!spatial_iters.count(r.iter) && !conv_role(ops, r, false, m, why)) return std::nullopt;
+    if (!spatial_iters.count(r.iter) && !conv_role(ops, grouped, r, false, m, why)) return std::nullopt;
   }
   for (const IterRange& r : ops.sums) {
-    if (!spatial_iters.count(r.iter) && !conv_role(ops, r, true, m, why)) return std::nullopt;
+    if (!spatial_iters.count(r.iter) && !conv_role(ops, grouped, r, true, m, why)) return std::nullopt;
   }
-  // B reads a group once: alone in a dimension of its own (a depthwise
-  // Conv, with a multiplier when B has output channels elsewhere) or as
-  // g*M + f with f the group's output channels (K[g*M + f, c, ...]).
-  // Anything else (a tap read by both operands, B[.., s + w - 2]) is not a
-  // Conv, and its mismatch guides derivation on: matching those sent the
-  // Conv5x5 -> Conv3x3 pieces search astray.
   for (const IterRange& g : m.groups) {
-    std::vector<Occurrence> in_b = occurrences(*ops.b, g.iter);
-    bool channel_dim = in_b.size() == 1 && in_b[0].coef > 0;
-    if (channel_dim && !in_b[0].alone) {
-      AffineForm form = affine_form(ops.b->indices()[in_b[0].dim]);
-      channel_dim = form.terms.size() == 2 && form.constant == 0;
-      for (const AffineTerm& t : form.terms) {
-        if (t.atom == g.iter) continue;
-        auto f = std::find_if(m.cols.begin(), m.cols.end(), [&](const IterRange& c) { return c.iter == t.atom; });
-        channel_dim = channel_dim && f != m.cols.end() && t.coef == 1 && f->lo == 0 && in_b[0].coef == f->extent();
-      }
-    }
-    if (!channel_dim) {
+    if (!reads_group_as_output_channel(ops, m, g)) {
       return why = fail(g, "in both operands: not a grouped conv's group (not B's output channel g*M + f)"), std::nullopt;
     }
   }
@@ -365,12 +379,6 @@ std::optional<LinearMatch> try_conv(const Operands& ops, Mismatch& why) {
 std::optional<LinearMatch> try_banded(LinearOp op, const Operands& ops, Mismatch& why) {
   const bool g2bmm = op == LinearOp::G2BMM;
   LinearMatch m = match_base(op, ops);
-  auto find = [](const std::vector<IterRange>& rs, Expr it) -> const IterRange* {
-    for (const IterRange& r : rs) {
-      if (r.iter == it) return &r;
-    }
-    return nullptr;
-  };
   std::optional<size_t> band_dim;
   const IterRange *row = nullptr, *band = nullptr;
   for (size_t d = 0; d < ops.b->indices().size(); ++d) {
@@ -381,8 +389,8 @@ std::optional<LinearMatch> try_banded(LinearOp op, const Operands& ops, Mismatch
     band_dim = d;
     for (int first = 0; first < 2 && !row; ++first) {
       const AffineTerm &tm = form.terms[first], &tw = form.terms[1 - first];
-      const IterRange* rm = find(ops.loops, tm.atom);
-      const IterRange* rw = find(g2bmm ? ops.loops : ops.sums, tw.atom);
+      const IterRange* rm = find_range(ops.loops, tm.atom);
+      const IterRange* rw = find_range(g2bmm ? ops.loops : ops.sums, tw.atom);
       bool w_in_a = !occurrences(*ops.a, tw.atom).empty();
       if (tm.coef == 1 && tw.coef > 0 && rm && rw && w_in_a != g2bmm) row = rm, band = rw, m.dilation = tw.coef;
     }

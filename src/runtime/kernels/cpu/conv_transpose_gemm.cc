@@ -96,11 +96,13 @@ class ConvTransposeGemmKernel : public Kernel {
     const float* x = static_cast<const float*>(args.inputs[size_t(x_input_)]);
     float* y = static_cast<float*>(args.outputs[0]);
     epilogue_.bind(args);
-    const int64_t rows = cout_g_ * taps_, cout = cout_g_ * groups_;
+    const int64_t rows = cout_g_ * taps_;
     // Images side by side in one GEMM per group (their columns gathered):
     // a GAN's first layer made one GEMV per image. As many images as keep
     // the columns within 512 KB, so col2im still reads them from L2 (with
-    // 8 MB of columns DCGAN ran 10% slower at 1 thread).
+    // 8 MB of columns DCGAN ran 10% slower at 1 thread), but at least as
+    // many as make the GEMM kMinGemmColumns wide (DCGAN's batch-16 4x4
+    // layer had made 32-column GEMMs).
     const int64_t in_cache = (int64_t(128) << 10) / std::max<int64_t>(1, groups_ * rows * in_size_);
     const int64_t wide_enough = (kMinGemmColumns + in_size_ - 1) / in_size_;
     const int64_t images = std::clamp<int64_t>(std::max(in_cache, wide_enough), 1, batch_);
