@@ -103,8 +103,19 @@ void* Executable::buffer_of(ValueId id, const std::vector<Tensor>& outputs,
   return arena_.get() + memory_plan_.offset[size_t(id)];
 }
 
+// The first layout one of `readers` (kernel, input) computes its input in.
+std::optional<NativeLayout> Executable::layout_a_reader_computes_in(
+    const std::vector<std::pair<size_t, size_t>>& readers) const {
+  for (const auto& [reader, input] : readers) {
+    if (std::optional<NativeLayout> layout = kernels_[reader]->native_input_layout(input)) return layout;
+  }
+  return std::nullopt;
+}
+
 // Every intermediate whose producer offers a native layout that all its
-// readers take is switched to it; returns the per-value buffer sizes.
+// readers take is switched to it, and so is one whose producer can write the
+// layout a reader computes in, when all its readers take that; returns the
+// per-value buffer sizes.
 std::vector<size_t> Executable::negotiate_layouts() {
   const Graph& graph = program_.graph;
   std::vector<size_t> bytes(graph.num_values(), 0);
@@ -120,13 +131,20 @@ std::vector<size_t> Executable::negotiate_layouts() {
     for (size_t o = 0; o < outputs.size(); ++o) {
       const ValueId id = outputs[o];
       if (graph_output[size_t(id)] || readers[size_t(id)].empty()) continue;
+      const auto all_take = [&](const NativeLayout& layout) {
+        return std::all_of(readers[size_t(id)].begin(), readers[size_t(id)].end(), [&](const auto& r) {
+          return kernels_[r.first]->can_read_input_as(r.second, layout);
+        });
+      };
       std::optional<NativeLayout> layout = kernels_[k]->native_output_layout(o);
-      if (!layout) continue;
-      const bool all_take = std::all_of(readers[size_t(id)].begin(), readers[size_t(id)].end(), [&](const auto& r) {
-        return kernels_[r.first]->can_read_input_as(r.second, *layout);
-      });
-      if (!all_take) continue;
-      kernels_[k]->use_native_output(o);
+      if (layout && all_take(*layout)) {
+        kernels_[k]->use_native_output(o);
+      } else if ((layout = layout_a_reader_computes_in(readers[size_t(id)])) &&
+                 kernels_[k]->can_write_output_as(o, *layout) && all_take(*layout)) {
+        kernels_[k]->write_output_as(o, *layout);
+      } else {
+        continue;
+      }
       for (const auto& [reader, input] : readers[size_t(id)]) kernels_[reader]->read_input_as(input, *layout);
       bytes[size_t(id)] = layout->bytes;
       ++num_native_;

@@ -4,7 +4,9 @@
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "backend/backend.h"
@@ -73,6 +75,7 @@ class Executable {
   void make_kernels(const backend::Backend& target, const std::shared_ptr<const backend::KernelModule>& module,
                     std::shared_ptr<SharedConstants> shared);
   std::vector<size_t> negotiate_layouts();
+  std::optional<NativeLayout> layout_a_reader_computes_in(const std::vector<std::pair<size_t, size_t>>& readers) const;
 };
 
 }  // namespace orchid::runtime

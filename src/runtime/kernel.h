@@ -100,6 +100,12 @@ class Kernel {
   // saves that conversion. Orchestration times the kernel both ways.
   virtual std::optional<NativeLayout> native_input_layout(size_t /*input*/) const { return std::nullopt; }
   virtual void read_input_as(size_t /*input*/, const NativeLayout& /*layout*/) {}
+  // The other way round: a kernel that can write output `output` in any
+  // layout (a Concat, which only moves bytes) is asked to write the layout a
+  // reader of that output computes in, when no kernel offers one and every
+  // reader takes it; the readers then skip their conversions.
+  virtual bool can_write_output_as(size_t /*output*/, const NativeLayout& /*layout*/) const { return false; }
+  virtual void write_output_as(size_t /*output*/, const NativeLayout& /*layout*/) {}
 };
 
 // Creates a kernel for a group. Weights (constant inputs) may be read and

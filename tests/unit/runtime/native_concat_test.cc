@@ -1,8 +1,8 @@
 // The Concat kernel in oneDNN's native layouts, with the layouts forced
 // (the layout a conv picks depends on the CPU): inputs in nChw8c, channels
 // that fill whole blocks (the physical copies) and that do not (oneDNN's
-// concat), against the row-major concatenation; and the physical views of
-// oneDNN layouts it relies on.
+// concat), against the row-major concatenation; and the copies between
+// oneDNN layouts it relies on, against oneDNN's reorders.
 #include <gtest/gtest.h>
 
 #include <oneapi/dnnl/dnnl.hpp>
@@ -87,25 +87,118 @@ TEST(NativeConcat, PartialBlocksGoThroughOneDnn) {
   expect_native_concat({3, 5, 8}, "layout Concat (native layouts: oneDNN");
 }
 
-TEST(PhysicalView, BlockedChannels) {
-  const std::optional<cpu::onednn::PhysicalView> view = cpu::onednn::physical_view(blocked8({1, 32, 52, 52}));
-  ASSERT_TRUE(view);
-  EXPECT_EQ(view->extents, (std::vector<int64_t>{1, 4, 52, 52, 8}));
-  EXPECT_EQ(view->logical, (std::vector<int>{0, 1, 2, 3, 1}));
-  EXPECT_EQ(view->outer_of(1), 1u);
+// Concatenates [1, c, 5, 7] inputs given in `layouts` (row-major where a tag
+// is `any`) into an output its reader wants in `out_tag`; expects the
+// row-major result and the copies.
+void expect_concat_written_as(const std::vector<int64_t>& channels, const std::vector<tag>& layouts, tag out_tag) {
+  Graph g;
+  std::vector<ValueId> parts;
+  int64_t total = 0;
+  for (size_t i = 0; i < channels.size(); ++i) {
+    parts.push_back(g.add_value("x" + std::to_string(i), {DType::Float32, {1, channels[i], 5, 7}}));
+    g.inputs().push_back(parts.back());
+    total += channels[i];
+  }
+  g.outputs().push_back(add_op(g, "Concat", parts, attrs({{"axis", int64_t(1)}}))[0]);
+  std::unique_ptr<Kernel> kernel = cpu::make_concat_kernel(g, make_group(g, {0}));
+  ASSERT_TRUE(kernel);
+  std::vector<std::vector<float>> plain, given;
+  for (size_t i = 0; i < parts.size(); ++i) {
+    const memory::dims dims = {1, channels[i], 5, 7};
+    const Tensor values = random_tensor(DType::Float32, {1, channels[i], 5, 7}, uint32_t(i + 1), -1, 1);
+    plain.emplace_back(values.values<float>().begin(), values.values<float>().end());
+    if (layouts[i] == tag::any) {
+      given.push_back(plain.back());
+      continue;
+    }
+    const memory::desc md(dims, memory::data_type::f32, layouts[i]);
+    given.push_back(convert(plain.back(), cpu::onednn::plain_f32(dims), md));
+    kernel->read_input_as(i, cpu::onednn::native_layout(md));
+  }
+  const memory::desc out_md({1, total, 5, 7}, memory::data_type::f32, out_tag);
+  const NativeLayout out_layout = cpu::onednn::native_layout(out_md);
+  ASSERT_TRUE(kernel->can_write_output_as(0, out_layout));
+  kernel->write_output_as(0, out_layout);
+  EXPECT_EQ(kernel->implementation(), "layout Concat (native layouts: copies)");
+  std::vector<float> result(out_md.get_size() / sizeof(float), 0.f);
+  KernelArgs args;
+  for (const auto& v : given) args.inputs.push_back(v.data());
+  args.outputs.push_back(result.data());
+  kernel->run(args);
+  std::vector<float> expected;
+  for (const auto& p : plain) expected.insert(expected.end(), p.begin(), p.end());
+  EXPECT_EQ(convert(result, out_md, cpu::onednn::plain_f32({1, total, 5, 7})), expected);
 }
 
-TEST(PhysicalView, ChannelsLast) {
-  const memory::desc md({2, 32, 6, 5}, memory::data_type::f32, tag::nhwc);
-  const std::optional<cpu::onednn::PhysicalView> view = cpu::onednn::physical_view(md);
-  ASSERT_TRUE(view);
-  EXPECT_EQ(view->extents, (std::vector<int64_t>{2, 6, 5, 32}));
-  EXPECT_EQ(view->logical, (std::vector<int>{0, 2, 3, 1}));
-  EXPECT_EQ(view->outer_of(1), 3u);
+TEST(NativeConcat, RowMajorInputsAreWrittenInTheLayoutTheReaderWants) {
+  expect_concat_written_as({3, 3, 3, 3}, {tag::any, tag::any, tag::any, tag::any}, tag::nhwc);
 }
 
-TEST(PhysicalView, PaddedBlocksHaveNone) {
-  EXPECT_FALSE(cpu::onednn::physical_view(blocked8({1, 3, 4, 4})));
+TEST(NativeConcat, MixedLayoutsAreCopiedEachFromItsOwn) {
+  expect_concat_written_as({16, 8, 24}, {tag::any, tag::nhwc, tag::nChw8c}, tag::nhwc);
+  expect_concat_written_as({16, 8, 24}, {tag::nhwc, tag::any, tag::nChw8c}, tag::nChw8c);
+}
+
+TEST(NativeConcat, AnOutputThatCutsBlocksIsNotOffered) {
+  Graph g;
+  ValueId a = g.add_value("a", {DType::Float32, {1, 3, 2, 2}});
+  g.inputs().push_back(a);
+  g.outputs().push_back(add_op(g, "Concat", {a, a}, attrs({{"axis", int64_t(1)}}))[0]);
+  std::unique_ptr<Kernel> kernel = cpu::make_concat_kernel(g, make_group(g, {0}));
+  ASSERT_TRUE(kernel);
+  const memory::desc wrong_shape({1, 3, 2, 2}, memory::data_type::f32, tag::nhwc);
+  EXPECT_FALSE(kernel->can_write_output_as(0, cpu::onednn::native_layout(wrong_shape)));
+}
+
+// layout_copy against oneDNN's reorder: `from` into `to`, whole tensors.
+void expect_reorder(const memory::dims& dims, tag from, tag to) {
+  const memory::desc a(dims, memory::data_type::f32, from), b(dims, memory::data_type::f32, to);
+  const std::optional<cpu::StridedCopy> copy = cpu::onednn::layout_copy(a, b);
+  ASSERT_TRUE(copy) << int(from) << " -> " << int(to);
+  int64_t n = 1;
+  for (int64_t d : dims) n *= d;
+  const Tensor values = random_tensor(DType::Float32, Shape(dims.begin(), dims.end()), 7, -1, 1);
+  const std::vector<float> plain(values.values<float>().begin(), values.values<float>().end());
+  const std::vector<float> source = convert(plain, cpu::onednn::plain_f32(dims), a);
+  std::vector<float> out(b.get_size() / sizeof(float), 0.f);
+  cpu::run_strided_copy(*copy, sizeof(float), source.data(), out.data());
+  EXPECT_EQ(out, convert(plain, cpu::onednn::plain_f32(dims), b)) << int(from) << " -> " << int(to);
+}
+
+TEST(LayoutCopy, ReordersBetweenRowMajorChannelsLastAndBlocked) {
+  const std::vector<tag> tags = {tag::nchw, tag::nhwc, tag::nChw8c, tag::nChw16c};
+  for (tag from : tags) {
+    for (tag to : tags) expect_reorder({2, 32, 5, 3}, from, to);
+  }
+  expect_reorder({1, 48, 7, 9}, tag::nChw16c, tag::nhwc);
+}
+
+TEST(LayoutCopy, ChannelsLastIntoRowMajorIsATranspose) {
+  const memory::dims dims = {1, 64, 26, 26};
+  const std::optional<cpu::StridedCopy> copy =
+      cpu::onednn::layout_copy(cpu::onednn::plain_f32(dims), memory::desc(dims, memory::data_type::f32, tag::nhwc));
+  ASSERT_TRUE(copy);
+  ASSERT_EQ(copy->dims.size(), 2u);
+  EXPECT_EQ(copy->dims[0].size, 26 * 26);
+  EXPECT_EQ(copy->dims[0].in_stride, 1);
+  EXPECT_EQ(copy->dims[0].out_stride, 64);
+  EXPECT_EQ(copy->dims[1].size, 64);
+  EXPECT_EQ(copy->dims[1].in_stride, 26 * 26);
+  EXPECT_EQ(copy->dims[1].out_stride, 1);
+}
+
+TEST(LayoutCopy, NoneWhereABlockIsCutOrPadded) {
+  const memory::desc part({1, 8, 4, 4}, memory::data_type::f32, tag::nchw);
+  const memory::desc whole({1, 32, 4, 4}, memory::data_type::f32, tag::nChw16c);
+  EXPECT_FALSE(cpu::onednn::layout_copy(part, whole, {0, 16, 0, 0}));  // ends mid-block
+  EXPECT_FALSE(cpu::onednn::layout_copy(part, whole, {0, 8, 0, 0}));   // starts mid-block
+  EXPECT_TRUE(cpu::onednn::layout_copy(memory::desc({1, 16, 4, 4}, memory::data_type::f32, tag::nchw), whole,
+                                       {0, 16, 0, 0}));
+  const memory::desc padded({1, 3, 4, 4}, memory::data_type::f32, tag::nChw8c);
+  EXPECT_FALSE(cpu::onednn::layout_copy(cpu::onednn::plain_f32({1, 3, 4, 4}), padded));
+  const memory::desc eight({1, 24, 4, 4}, memory::data_type::f32, tag::nChw8c);
+  EXPECT_TRUE(cpu::onednn::layout_copy(memory::desc({1, 8, 4, 4}, memory::data_type::f32, tag::nChw8c), eight,
+                                       {0, 16, 0, 0}));
 }
 
 }  // namespace

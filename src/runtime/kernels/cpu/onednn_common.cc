@@ -1,7 +1,7 @@
 #include "runtime/kernels/cpu/onednn_common.h"
 
 #include <algorithm>
-#include <numeric>
+#include <array>
 
 #include "runtime/kernels/cpu/onednn_linear_spec.h"
 #include "support/error.h"
@@ -26,40 +26,68 @@ dnnl::memory::desc plain_f32(const dnnl::memory::dims& dims) {
   return dnnl::memory::desc(dims, dnnl::memory::data_type::f32, dense_strides(dims));
 }
 
-size_t PhysicalView::outer_of(int d) const {
-  return size_t(std::find(logical.begin(), logical.end(), d) - logical.begin());
-}
+namespace {
 
-std::optional<PhysicalView> physical_view(const dnnl::memory::desc& md) {
+// How a dense layout addresses logical dimension d: index i lands at
+// (i / block) * outer + (i % block) * inner.
+struct DimAddressing {
+  int64_t outer = 0;
+  int64_t block = 1;
+  int64_t inner = 0;
+};
+
+std::optional<std::vector<DimAddressing>> addressing(const dnnl::memory::desc& md) {
   const dnnl_memory_desc_t& c = md.data;
   if (c.format_kind != dnnl_blocked || c.offset0 != 0) return std::nullopt;
-  const int n = c.ndims;
   const dnnl_blocking_desc_t& blocking = c.format_desc.blocking;
-  std::vector<int64_t> inner(size_t(n), 1);  // per logical dimension: its inner blocks' product
-  for (int b = 0; b < blocking.inner_nblks; ++b) inner[size_t(blocking.inner_idxs[b])] *= blocking.inner_blks[b];
-  for (int d = 0; d < n; ++d) {
-    if (c.padded_dims[d] != c.dims[d] || c.dims[d] % inner[size_t(d)] != 0) return std::nullopt;
+  std::vector<DimAddressing> dims(size_t(c.ndims));
+  for (int d = 0; d < c.ndims; ++d) {
+    if (c.padded_dims[d] != c.dims[d]) return std::nullopt;
+    dims[size_t(d)].outer = blocking.strides[d];
   }
-  // Outer parts by stride, largest first (ties in logical order).
-  std::vector<int> order(static_cast<size_t>(n));
-  std::iota(order.begin(), order.end(), 0);
-  std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return blocking.strides[a] > blocking.strides[b]; });
-  PhysicalView view;
-  for (int d : order) {
-    view.extents.push_back(c.dims[d] / inner[size_t(d)]);
-    view.logical.push_back(d);
+  int64_t inner_stride = 1;
+  for (int b = blocking.inner_nblks; b-- > 0;) {
+    DimAddressing& dim = dims[size_t(blocking.inner_idxs[b])];
+    if (dim.block != 1) return std::nullopt;  // two blocks of one dimension
+    dim.block = blocking.inner_blks[b];
+    dim.inner = inner_stride;
+    inner_stride *= blocking.inner_blks[b];
   }
-  for (int b = 0; b < blocking.inner_nblks; ++b) {
-    view.extents.push_back(blocking.inner_blks[b]);
-    view.logical.push_back(blocking.inner_idxs[b]);
+  return dims;
+}
+
+// The strides of the loops (outer, middle, inner) of sizes (extent / big,
+// big / small, small) that walk one dimension, in a layout whose block is
+// `small` or `big`.
+std::array<int64_t, 3> loop_strides(const DimAddressing& dim, int64_t small, int64_t big) {
+  if (dim.block == big) return {dim.outer, small * dim.inner, dim.inner};
+  return {(big / small) * dim.outer, dim.outer, dim.inner};
+}
+
+}  // namespace
+
+std::optional<StridedCopy> layout_copy(const dnnl::memory::desc& from, const dnnl::memory::desc& to,
+                                       const std::vector<int64_t>& offset) {
+  const std::optional<std::vector<DimAddressing>> in = addressing(from), out = addressing(to);
+  if (!in || !out || in->size() != out->size()) return std::nullopt;
+  const dnnl::memory::dims extents = from.dims(), box_space = to.dims();
+  StridedCopy copy;
+  for (size_t d = 0; d < in->size(); ++d) {
+    const DimAddressing &a = (*in)[d], &b = (*out)[d];
+    const int64_t small = std::min(a.block, b.block), big = std::max(a.block, b.block);
+    const int64_t start = offset.empty() ? 0 : offset[d];
+    if (big % small != 0 || extents[d] % big != 0 || start % big != 0 || start + extents[d] > box_space[d]) {
+      return std::nullopt;
+    }
+    copy.out_base += (start / b.block) * b.outer;
+    const std::array<int64_t, 3> sa = loop_strides(a, small, big), sb = loop_strides(b, small, big);
+    const std::array<int64_t, 3> sizes = {extents[d] / big, big / small, small};
+    for (size_t l = 0; l < 3; ++l) copy.dims.push_back({sizes[l], sa[l], sb[l]});
   }
-  // Dense: each outer part's stride is the product of everything inside it.
-  int64_t size = 1;
-  for (size_t k = view.extents.size(); k-- > 0;) {
-    if (k < size_t(n) && view.extents[k] > 1 && blocking.strides[view.logical[k]] != size) return std::nullopt;
-    size *= view.extents[k];
-  }
-  return view;
+  // Write the output in order: its largest strides outermost.
+  std::stable_sort(copy.dims.begin(), copy.dims.end(),
+                   [](const CopyDim& x, const CopyDim& y) { return x.out_stride > y.out_stride; });
+  return coalesce(std::move(copy));
 }
 
 }  // namespace orchid::runtime::cpu::onednn

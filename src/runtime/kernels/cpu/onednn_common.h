@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "runtime/kernel.h"
+#include "runtime/kernels/cpu/layout_strided_copy.h"
 
 namespace orchid::runtime::cpu::onednn {
 
@@ -26,16 +27,14 @@ const dnnl::memory::desc& layout_desc(const NativeLayout& layout);
 // A dense row-major float32 descriptor of `dims`.
 dnnl::memory::desc plain_f32(const dnnl::memory::dims& dims);
 
-// A dense oneDNN layout (no padding, no offset) seen as a row-major tensor
-// of its physical dimensions: each logical dimension's outer part in memory
-// order, then the inner blocks (nChw8c, [1, 32, 52, 52]: extents
-// [1, 4, 52, 52, 8], logical dims [0, 1, 2, 3, 1]).
-struct PhysicalView {
-  std::vector<int64_t> extents;  // outermost first
-  std::vector<int> logical;      // per physical dimension: the logical one it steps
-  // The physical dimension of logical dimension `d`'s outer part.
-  size_t outer_of(int d) const;
-};
-std::optional<PhysicalView> physical_view(const dnnl::memory::desc& md);
+// The copy of a tensor in layout `from` into the box of layout `to` that
+// starts at `offset` (per logical dimension; empty: at the origin) and has
+// `from`'s logical shape: a reorder (or a Concat's part) as the layout
+// library's strided copy, its loops in the order `to` is written. Both
+// layouts dense, without padding, at most one inner block per dimension;
+// along each dimension one layout's block divides the other's, and the box
+// starts and ends on the larger block's edges. nullopt otherwise.
+std::optional<StridedCopy> layout_copy(const dnnl::memory::desc& from, const dnnl::memory::desc& to,
+                                       const std::vector<int64_t>& offset = {});
 
 }  // namespace orchid::runtime::cpu::onednn

@@ -4,9 +4,10 @@
 // read and write that layout too, or every conv around it converts to and
 // from row-major. With row-major inputs and output (no native producer) the
 // kernel is the layout library's strided copies; once a producer writes an
-// input natively (layout negotiation, runtime/kernel.h), it is oneDNN's
-// concat primitive over those layouts, and its output is offered in the
-// layout that primitive picks.
+// input natively (layout negotiation, runtime/kernel.h), or its readers want
+// the output in the layout they compute in, it copies each input from its
+// layout into the output's (or runs oneDNN's concat primitive where blocks
+// are cut), and offers its output in the layout that primitive picks.
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include <optional>
@@ -112,6 +113,18 @@ class NativeConcatKernel : public Kernel {
     build();
   }
 
+  // Any oneDNN layout of the output's shape: the copies (or oneDNN's
+  // concat) write it as cheaply as row-major.
+  bool can_write_output_as(size_t output, const NativeLayout& layout) const override {
+    return output == 0 && layout.kind == onednn::kOneDnnLayout && onednn::layout_desc(layout).dims() == out_dims_;
+  }
+
+  void write_output_as(size_t output, const NativeLayout& layout) override {
+    ORCHID_CHECK(can_write_output_as(output, layout)) << "output " << output << " cannot take the layout";
+    dst_ = onednn::layout_desc(layout);
+    build();
+  }
+
  private:
   std::vector<memory::desc> sources() const {
     std::vector<memory::desc> out;
@@ -119,30 +132,20 @@ class NativeConcatKernel : public Kernel {
     return out;
   }
 
-  // Where every input and the output have one dense layout and each input's
-  // channels fill whole blocks, the Concat is row-major in the physical
-  // dimensions (the layout library's copies, as fast as plain: oneDNN 2.6's
-  // simple concat took 0.31 ms for two nChw8c 1x32x52x52 inputs, ten times
-  // their bytes' time); nullopt otherwise.
+  // Where every input and the output are dense (no padded blocks) and each
+  // part's channels start and end on block edges, the Concat is one strided
+  // copy per input, whatever mix of layouts they have (oneDNN 2.6's simple
+  // concat took 0.31 ms for two nChw8c 1x32x52x52 inputs, ten times their
+  // bytes' time, and its reference concat over mixed layouts is slower
+  // still); nullopt otherwise.
   std::optional<std::vector<StridedCopy>> physical_copies(const std::vector<memory::desc>& srcs) const {
-    const std::optional<onednn::PhysicalView> out = onednn::physical_view(dst_);
-    if (!out) return std::nullopt;
-    const size_t j = out->outer_of(axis_);
-    int64_t outer = 1, inner = 1;
-    for (size_t k = 0; k < j; ++k) outer *= out->extents[k];
-    for (size_t k = j + 1; k < out->extents.size(); ++k) inner *= out->extents[k];
-    const int64_t out_row = out->extents[j] * inner;
     std::vector<StridedCopy> copies;
-    int64_t column = 0;
+    std::vector<int64_t> offset(out_dims_.size(), 0);
     for (const memory::desc& src : srcs) {
-      const std::optional<onednn::PhysicalView> in = onednn::physical_view(src);
-      if (!in || in->logical != out->logical) return std::nullopt;
-      for (size_t k = 0; k < in->extents.size(); ++k) {
-        if (k != j && in->extents[k] != out->extents[k]) return std::nullopt;
-      }
-      const int64_t row = in->extents[j] * inner;
-      copies.push_back(coalesce(StridedCopy{{{outer, row, out_row}, {row, 1, 1}}, 0, column}));
-      column += row;
+      std::optional<StridedCopy> copy = onednn::layout_copy(src, dst_, offset);
+      if (!copy) return std::nullopt;
+      copies.push_back(std::move(*copy));
+      offset[size_t(axis_)] += src.dims()[size_t(axis_)];
     }
     return copies;
   }
