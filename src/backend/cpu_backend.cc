@@ -8,6 +8,7 @@
 #include "reference/ops/banded.h"
 #include "runtime/kernels/cpu/attention_kernel.h"
 #include "runtime/kernels/cpu/generated_kernel.h"
+#include "runtime/kernels/cpu/pointwise_layout.h"
 #include "runtime/kernels/cpu/registry.h"
 #include "support/error.h"
 #include "support/parallel.h"
@@ -82,10 +83,10 @@ class CpuBackend : public Backend {
 
   std::unique_ptr<runtime::Kernel> make_kernel(const Graph& graph, const runtime::KernelGroup& group,
                                                const std::shared_ptr<const KernelModule>& module) const override {
-    if (group.symbol.empty()) return runtime::make_cpu_kernel(graph, group);
+    if (group.symbol.empty()) return runtime::cpu::in_any_layout(runtime::make_cpu_kernel(graph, group), graph, group);
     const auto* cpu = dynamic_cast<const CpuModule*>(module.get());
     ORCHID_CHECK(cpu != nullptr) << "generated kernel '" << group.name << "' without a CPU kernel module";
-    return runtime::cpu::make_generated_kernel(cpu->library, graph, group);
+    return runtime::cpu::in_any_layout(runtime::cpu::make_generated_kernel(cpu->library, graph, group), graph, group);
   }
 
   std::shared_ptr<std::byte[]> allocate(size_t bytes) const override {
