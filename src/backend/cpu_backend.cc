@@ -62,7 +62,8 @@ class CpuBackend : public Backend {
               return nodes;
             },
             [](const Graph& graph, const runtime::KernelGroup& group) {
-              return runtime::cpu::concat_takes_native_layouts(graph, group);
+              return runtime::cpu::concat_takes_native_layouts(graph, group) ||
+                     runtime::cpu::is_pointwise_group(graph, group);
             }};
   }
 

@@ -71,9 +71,10 @@ struct CandidateRules {
   // The nodes of an attention that starts with this MatMul node, computed by
   // one library kernel (runtime/kernels/cpu/attention_kernel.h), if they form one.
   std::function<std::optional<std::vector<size_t>>(const Graph&, size_t)> attention = {};
-  // Whether the library kernel of these nodes (not a linear one) reads and
-  // writes the native layouts the linear kernels compute in (a Concat between
-  // convolutions), so the layout model prices its tensors natively.
+  // Whether the kernel of these nodes (a library or generated one, not a
+  // linear one) reads and writes the native layouts the linear kernels
+  // compute in (a Concat or a pointwise kernel between convolutions), so the
+  // layout model prices its tensors natively.
   std::function<bool(const Graph&, const runtime::KernelGroup&)> takes_native_layouts = {};
 };
 // A target's rules: backend::Backend::candidate_rules (the CPU's: backend/cpu_backend.cc).

@@ -19,7 +19,7 @@
 // conversions the runtime will make. A kernel that works in either form (a
 // Concat: row-major between generated kernels, native between convs) is
 // offered twice, row-major and as a native copy of itself; choosing either
-// chooses it.
+// chooses it. Pointwise kernels between convs are offered so too.
 #pragma once
 
 #include <cstddef>

@@ -81,8 +81,8 @@ class Orchestrator {
     for (const Candidate& candidate : set_.candidates) {
       groups_.push_back(make_group_(candidate.nodes));
       groups_.back().variant = candidate.variant;
-      native_library_.push_back(candidate.kind == CandidateKind::Library && rules.takes_native_layouts &&
-                                rules.takes_native_layouts(graph_, groups_.back()));
+      either_layout_.push_back(candidate.kind != CandidateKind::Linear && rules.takes_native_layouts &&
+                               rules.takes_native_layouts(graph_, groups_.back()));
       if (candidate.kind == CandidateKind::Linear) {
         chains_[candidate.nodes[0]].push_back(groups_.size() - 1);
       }
@@ -101,7 +101,7 @@ class Orchestrator {
     std::vector<KernelLayout> layouts;
     for (size_t i = 0; i < set_.candidates.size(); ++i) {
       layouts.push_back(is_onednn(i) ? KernelLayout::Native
-                                     : native_library_[i] ? KernelLayout::Either : KernelLayout::RowMajor);
+                                     : either_layout_[i] ? KernelLayout::Either : KernelLayout::RowMajor);
     }
     problems_ = build_part_problems(graph_, set_, groups_, layouts, alternatives_);
   }
@@ -436,7 +436,7 @@ class Orchestrator {
   std::map<size_t, std::vector<size_t>> chains_;  // a linear group's first node -> the candidates that start there
   std::vector<PartProblem> problems_;
   std::vector<KernelCost> costs_;
-  std::vector<bool> native_library_;  // per candidate: a library kernel that works in either layout
+  std::vector<bool> either_layout_;  // per candidate: a non-linear kernel that works in either layout
   std::vector<std::optional<double>> native_costs_;  // oneDNN candidates: measured with native inputs
   std::map<ValueId, double> measured_conversion_;    // value -> the most a oneDNN reader spent converting it
   std::unique_ptr<cost::CostModel> cost_model_;
