@@ -9,6 +9,7 @@
 
 #include "ir/graph_utils.h"
 #include "reference/interpreter.h"
+#include "runtime/layout_negotiation.h"
 #include "support/error.h"
 
 namespace orchid::runtime {
@@ -50,7 +51,9 @@ Executable::Executable(Program program, const backend::Backend& target,
   weight_bytes_ = constant_bytes(graph);
   if (!module) module = load_generated_module(program_, target);
   make_kernels(target, module, std::move(shared));
-  memory_plan_ = plan_memory(program_, negotiate_layouts());
+  NegotiatedLayouts layouts = negotiate_layouts(program_, kernels_);
+  num_native_ = layouts.native;
+  memory_plan_ = plan_memory(program_, layouts.bytes);
   // A kernel may run another implementation in the layouts it now reads and
   // writes (a Concat between convolutions: oneDNN's concat).
   for (size_t k = 0; k < kernels_.size(); ++k) kernel_info_[k].implementation = kernels_[k]->implementation();
@@ -101,56 +104,6 @@ void* Executable::buffer_of(ValueId id, const std::vector<Tensor>& outputs,
   if (output_slot_[size_t(id)] >= 0) return const_cast<void*>(outputs[size_t(output_slot_[size_t(id)])].raw());
   ORCHID_CHECK(memory_plan_.offset[size_t(id)] >= 0) << "value '" << value.name << "' has no buffer";
   return arena_.get() + memory_plan_.offset[size_t(id)];
-}
-
-// The first layout one of `readers` (kernel, input) computes its input in.
-std::optional<NativeLayout> Executable::layout_a_reader_computes_in(
-    const std::vector<std::pair<size_t, size_t>>& readers) const {
-  for (const auto& [reader, input] : readers) {
-    if (std::optional<NativeLayout> layout = kernels_[reader]->native_input_layout(input)) return layout;
-  }
-  return std::nullopt;
-}
-
-// Every intermediate whose producer offers a native layout that all its
-// readers take is switched to it, and so is one whose producer can write the
-// layout a reader computes in, when all its readers take that; returns the
-// per-value buffer sizes.
-std::vector<size_t> Executable::negotiate_layouts() {
-  const Graph& graph = program_.graph;
-  std::vector<size_t> bytes(graph.num_values(), 0);
-  std::vector<std::vector<std::pair<size_t, size_t>>> readers(graph.num_values());  // (kernel, input)
-  for (size_t k = 0; k < program_.kernels.size(); ++k) {
-    const auto& inputs = program_.kernels[k].inputs;
-    for (size_t i = 0; i < inputs.size(); ++i) readers[size_t(inputs[i])].push_back({k, i});
-  }
-  std::vector<bool> graph_output(graph.num_values(), false);
-  for (ValueId id : graph.outputs()) graph_output[size_t(id)] = true;
-  for (size_t k = 0; k < program_.kernels.size(); ++k) {
-    const auto& outputs = program_.kernels[k].outputs;
-    for (size_t o = 0; o < outputs.size(); ++o) {
-      const ValueId id = outputs[o];
-      if (graph_output[size_t(id)] || readers[size_t(id)].empty()) continue;
-      const auto all_take = [&](const NativeLayout& layout) {
-        return std::all_of(readers[size_t(id)].begin(), readers[size_t(id)].end(), [&](const auto& r) {
-          return kernels_[r.first]->can_read_input_as(r.second, layout);
-        });
-      };
-      std::optional<NativeLayout> layout = kernels_[k]->native_output_layout(o);
-      if (layout && all_take(*layout)) {
-        kernels_[k]->use_native_output(o);
-      } else if ((layout = layout_a_reader_computes_in(readers[size_t(id)])) &&
-                 kernels_[k]->can_write_output_as(o, *layout) && all_take(*layout)) {
-        kernels_[k]->write_output_as(o, *layout);
-      } else {
-        continue;
-      }
-      for (const auto& [reader, input] : readers[size_t(id)]) kernels_[reader]->read_input_as(input, *layout);
-      bytes[size_t(id)] = layout->bytes;
-      ++num_native_;
-    }
-  }
-  return bytes;
 }
 
 std::vector<Tensor> Executable::run(const std::map<std::string, Tensor>& feeds, std::vector<double>* kernel_seconds) {

@@ -4,9 +4,7 @@
 
 #include <map>
 #include <memory>
-#include <optional>
 #include <string>
-#include <utility>
 #include <vector>
 
 #include "backend/backend.h"
@@ -74,8 +72,6 @@ class Executable {
 
   void make_kernels(const backend::Backend& target, const std::shared_ptr<const backend::KernelModule>& module,
                     std::shared_ptr<SharedConstants> shared);
-  std::vector<size_t> negotiate_layouts();
-  std::optional<NativeLayout> layout_a_reader_computes_in(const std::vector<std::pair<size_t, size_t>>& readers) const;
 };
 
 }  // namespace orchid::runtime

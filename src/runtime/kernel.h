@@ -88,10 +88,11 @@ class Kernel {
   // and passes nullptr in its place.
   virtual bool reads_input_at_run(size_t /*input*/) const { return true; }
 
-  // Layout negotiation, before the first run (Executable): when the producer
-  // of an intermediate offers a native layout and every kernel that reads it
-  // can take that layout, the tensor lives in it and the conversions to and
-  // from row-major are skipped. By default a kernel offers and takes none.
+  // Layout negotiation, before the first run (runtime/layout_negotiation.h):
+  // when the producer of an intermediate offers a native layout and every
+  // kernel that reads it can take that layout, the tensor lives in it and the
+  // conversions to and from row-major are skipped. By default a kernel
+  // offers and takes none.
   virtual std::optional<NativeLayout> native_output_layout(size_t /*output*/) const { return std::nullopt; }
   virtual void use_native_output(size_t /*output*/) {}
   virtual bool can_read_input_as(size_t /*input*/, const NativeLayout& /*layout*/) const { return false; }
@@ -106,6 +107,11 @@ class Kernel {
   // reader takes it; the readers then skip their conversions.
   virtual bool can_write_output_as(size_t /*output*/, const NativeLayout& /*layout*/) const { return false; }
   virtual void write_output_as(size_t /*output*/, const NativeLayout& /*layout*/) {}
+  // A kernel that computes in whatever native layout it is offered first and
+  // converts its other operands (a pointwise kernel): the negotiation offers
+  // it one only where that saves more conversions than it costs
+  // (runtime/layout_negotiation.h).
+  virtual bool adapts_to_neighbours() const { return false; }
 };
 
 // Creates a kernel for a group. Weights (constant inputs) may be read and

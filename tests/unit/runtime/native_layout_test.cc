@@ -121,13 +121,28 @@ TEST(NativeLayout, APointwiseKernelConvertsWhatArrivesRowMajor) {
 }
 
 TEST(NativeLayout, APointwiseKernelWritesRowMajorForRowMajorReaders) {
-  // sin(a) read by a Transpose: computed in the conv's layout, converted
-  // back for the Transpose.
+  // a * sin(a) read by a Transpose: both inputs native, so the Mul computes
+  // in the conv's layout and converts its output back for the Transpose.
   ValueId x;
   Graph g = graph_with_input({1, 16, 10, 10}, &x);
-  ValueId s = add_op(g, "Sin", {conv(g, x, 16, 16, 1)})[0];
-  g.outputs().push_back(add_op(g, "Transpose", {s}, attrs({{"perm", std::vector<int64_t>{0, 2, 3, 1}}}))[0]);
-  EXPECT_EQ(run_planned(g).native, 1u);
+  ValueId a = conv(g, x, 16, 16, 1);
+  ValueId z = add_op(g, "Mul", {a, add_op(g, "Sin", {a})[0]})[0];
+  g.outputs().push_back(add_op(g, "Transpose", {z}, attrs({{"perm", std::vector<int64_t>{0, 2, 3, 1}}}))[0]);
+  EXPECT_EQ(run_planned(g).native, 2u);  // a and sin(a)
+}
+
+TEST(NativeLayout, APointwiseKernelThatWouldConvertMoreThanItSavesStaysRowMajor) {
+  // a * y, y a graph input, read by a Transpose: in the conv's layout the Mul
+  // would convert y and its output to save a's conversion.
+  ValueId x;
+  Graph g = graph_with_input({1, 16, 10, 10}, &x);
+  ValueId y = g.add_value("y", {DType::Float32, {1, 16, 10, 10}});
+  g.inputs().push_back(y);
+  ValueId a = conv(g, x, 16, 16, 1);
+  g.outputs().push_back(conv(g, a, 16, 8, 2));  // a second reader: the Mul is not the conv's epilogue
+  ValueId z = add_op(g, "Mul", {a, y})[0];
+  g.outputs().push_back(add_op(g, "Transpose", {z}, attrs({{"perm", std::vector<int64_t>{0, 2, 3, 1}}}))[0]);
+  EXPECT_EQ(run_planned(g).native, 0u);
 }
 
 TEST(NativeLayout, ABroadcastingKernelStaysRowMajor) {

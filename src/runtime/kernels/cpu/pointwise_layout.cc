@@ -66,11 +66,19 @@ class PointwiseLayoutKernel : public Kernel {
     }
   }
 
+  // Says when it computes in a native layout, and how many of its operands
+  // it converts to do so (each a read and a write of a tensor).
   std::string implementation() const override {
-    return inner_->implementation() + (layout_ ? " (in a native layout)" : "");
+    if (!layout_) return inner_->implementation();
+    size_t converted = 0;
+    for (size_t i = 0; i < full_input_.size(); ++i) converted += full_input_[i] && !native_input_[i];
+    for (bool native : native_output_) converted += !native;
+    return inner_->implementation() + " (in a native layout" +
+           (converted ? ", converting " + std::to_string(converted) + ")" : ")");
   }
 
   bool reads_input_at_run(size_t input) const override { return inner_->reads_input_at_run(input); }
+  bool adapts_to_neighbours() const override { return true; }
 
   // The first layout offered, if the copies can convert row-major operands
   // into it and out of it; after that, only the same one.
