@@ -61,9 +61,13 @@ class CpuBackend : public Backend {
               }
               return nodes;
             },
+            [](const Graph& graph, const std::vector<size_t>& producers, size_t node) {
+              return runtime::cpu::find_sliced_concat(graph, producers, node);
+            },
             [](const Graph& graph, const runtime::KernelGroup& group) {
-              return runtime::cpu::concat_takes_native_layouts(graph, group) ||
-                     runtime::cpu::is_pointwise_group(graph, group);
+              // A generated kernel (a symbol) adapts only when it is pointwise (make_kernel).
+              return runtime::cpu::is_pointwise_group(graph, group) ||
+                     (group.symbol.empty() && runtime::cpu::concat_takes_native_layouts(graph, group));
             }};
   }
 

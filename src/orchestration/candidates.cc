@@ -4,6 +4,7 @@
 #include <optional>
 #include <unordered_set>
 
+#include "ir/graph_utils.h"
 #include "orchestration/epilogue_chains.h"
 
 namespace orchid::orchestration {
@@ -150,15 +151,18 @@ std::vector<bool> lossless_boundaries(const ClusterGraph& clusters,
   return lossless;
 }
 
-// The node sets of the attentions the rules find, each once.
-std::vector<std::vector<size_t>> find_attentions(const Graph& graph, const CandidateRules& rules) {
-  std::vector<std::vector<size_t>> attentions;
-  if (!rules.attention) return attentions;
+// The node sets that one library kernel computes, as the rules find them,
+// each once: attentions, Concats with the Slices computing their inputs.
+std::vector<std::vector<size_t>> find_library_sets(const Graph& graph, const CandidateRules& rules) {
+  std::vector<std::vector<size_t>> sets;
+  const std::vector<size_t> producers = rules.sliced_concat ? producer_nodes(graph) : std::vector<size_t>{};
   for (size_t node = 0; node < graph.nodes().size(); ++node) {
-    if (graph.nodes()[node].op != "MatMul") continue;
-    if (std::optional<std::vector<size_t>> nodes = rules.attention(graph, node)) attentions.push_back(std::move(*nodes));
+    std::optional<std::vector<size_t>> nodes;
+    if (graph.nodes()[node].op == "MatMul" && rules.attention) nodes = rules.attention(graph, node);
+    if (graph.nodes()[node].op == "Concat" && rules.sliced_concat) nodes = rules.sliced_concat(graph, producers, node);
+    if (nodes) sets.push_back(std::move(*nodes));
   }
-  return attentions;
+  return sets;
 }
 
 // The clusters of each MatMul and the Transpose that can be its prologue
@@ -175,12 +179,12 @@ std::vector<std::pair<size_t, size_t>> prologue_spans(const Graph& graph, const 
   return spans;
 }
 
-// The first and last cluster of each attention (its candidate needs all of
-// them in one part).
-std::vector<std::pair<size_t, size_t>> attention_spans(const std::vector<std::vector<size_t>>& attentions,
-                                                       const ClusterGraph& clusters) {
+// The first and last cluster of each node set (a library kernel's
+// candidate needs all of them in one part).
+std::vector<std::pair<size_t, size_t>> node_set_spans(const std::vector<std::vector<size_t>>& node_sets,
+                                                      const ClusterGraph& clusters) {
   std::vector<std::pair<size_t, size_t>> spans;
-  for (const std::vector<size_t>& nodes : attentions) {
+  for (const std::vector<size_t>& nodes : node_sets) {
     size_t lo = clusters.size(), hi = 0;
     for (size_t n : nodes) lo = std::min(lo, clusters.cluster_of[n]), hi = std::max(hi, clusters.cluster_of[n]);
     spans.emplace_back(lo, hi);
@@ -197,7 +201,7 @@ std::vector<std::pair<size_t, size_t>> alternative_spans(const std::vector<Alter
     node_sets.push_back(a.original_nodes);
     node_sets.back().insert(node_sets.back().end(), a.derived_nodes.begin(), a.derived_nodes.end());
   }
-  return attention_spans(node_sets, clusters);
+  return node_set_spans(node_sets, clusters);
 }
 
 // The boundary inside (begin, end) that the fewest clusters' values cross,
@@ -228,9 +232,9 @@ size_t narrowest_boundary(const ClusterGraph& clusters, size_t begin, size_t end
 class Enumerator {
  public:
   Enumerator(const Graph& graph, const CandidateRules& rules, const CandidateOptions& options,
-             const std::vector<std::vector<size_t>>& attentions, const std::vector<ValueId>& live,
+             const std::vector<std::vector<size_t>>& library_sets, const std::vector<ValueId>& live,
              const std::vector<std::pair<size_t, size_t>>& spans, CandidateSet& out)
-      : graph_(graph), rules_(rules), options_(options), attentions_(attentions), spans_(spans), out_(out),
+      : graph_(graph), rules_(rules), options_(options), library_sets_(library_sets), spans_(spans), out_(out),
         make_group_(graph, live), chains_(graph) {}
 
   // Enumerates [begin, end), cutting it at its narrowest point while the
@@ -248,7 +252,7 @@ class Enumerator {
     const size_t first = out_.candidates.size();
     add_singletons(begin, end, part);
     add_linear_chains(begin, end, part);
-    add_attention(begin, end, part);
+    add_library_sets(begin, end, part);
     if (sets) {
       for (const std::vector<size_t>& set : *sets) add_generated(set, part);
     }
@@ -306,13 +310,14 @@ class Enumerator {
     }
   }
 
-  // Each attention (MatMul ... softmax ... MatMul) inside the part as one
-  // library kernel, beside the kernels its nodes have otherwise.
-  void add_attention(size_t begin, size_t end, size_t part) {
+  // Each attention (MatMul ... softmax ... MatMul), and each Concat with
+  // the Slices of its inputs, inside the part as one library kernel, beside
+  // the kernels its nodes have otherwise.
+  void add_library_sets(size_t begin, size_t end, size_t part) {
     const auto inside = [&](size_t n) {
       return out_.clusters.cluster_of[n] >= begin && out_.clusters.cluster_of[n] < end;
     };
-    for (const std::vector<size_t>& nodes : attentions_) {
+    for (const std::vector<size_t>& nodes : library_sets_) {
       if (std::all_of(nodes.begin(), nodes.end(), inside)) out_.candidates.push_back({nodes, CandidateKind::Library, part});
     }
   }
@@ -339,7 +344,7 @@ class Enumerator {
   const Graph& graph_;
   const CandidateRules& rules_;
   const CandidateOptions& options_;
-  const std::vector<std::vector<size_t>>& attentions_;  // find_attentions
+  const std::vector<std::vector<size_t>>& library_sets_;  // find_library_sets
   const std::vector<std::pair<size_t, size_t>>& spans_;  // cluster ranges a part must not split
   CandidateSet& out_;
   runtime::GroupMaker make_group_;
@@ -352,15 +357,15 @@ CandidateSet enumerate_candidates(const Graph& graph, const CandidateRules& rule
                                   const std::vector<Alternative>& alternatives) {
   CandidateSet out;
   out.clusters = build_clusters(graph, rules.fusion);
-  const std::vector<std::vector<size_t>> attentions = find_attentions(graph, rules);
-  std::vector<std::pair<size_t, size_t>> spans = attention_spans(attentions, out.clusters);
+  const std::vector<std::vector<size_t>> library_sets = find_library_sets(graph, rules);
+  std::vector<std::pair<size_t, size_t>> spans = node_set_spans(library_sets, out.clusters);
   for (const auto& span : prologue_spans(graph, out.clusters)) spans.push_back(span);
   const std::vector<std::pair<size_t, size_t>> kept_whole = alternative_spans(alternatives, out.clusters);
   spans.insert(spans.end(), kept_whole.begin(), kept_whole.end());
   const std::vector<bool> lossless = lossless_boundaries(out.clusters, spans);
   std::vector<ValueId> live;
   for (const Alternative& a : alternatives) live.push_back(a.derived);
-  Enumerator enumerator(graph, rules, options, attentions, live, kept_whole, out);
+  Enumerator enumerator(graph, rules, options, library_sets, live, kept_whole, out);
   size_t begin = 0;
   for (size_t b = 1; b <= out.clusters.size(); ++b) {
     if (b < out.clusters.size() && !lossless[b]) continue;

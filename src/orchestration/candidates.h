@@ -71,10 +71,14 @@ struct CandidateRules {
   // The nodes of an attention that starts with this MatMul node, computed by
   // one library kernel (runtime/kernels/cpu/attention_kernel.h), if they form one.
   std::function<std::optional<std::vector<size_t>>(const Graph&, size_t)> attention = {};
-  // Whether the kernel of these nodes (a library or generated one, not a
-  // linear one) reads and writes the native layouts the linear kernels
-  // compute in (a Concat or a pointwise kernel between convolutions), so the
-  // layout model prices its tensors natively.
+  // The nodes of a Concat and the Slices computing its inputs, computed by
+  // one library kernel, if they form one; `producers`: producer_nodes(graph).
+  std::function<std::optional<std::vector<size_t>>(const Graph&, const std::vector<size_t>& producers, size_t)>
+      sliced_concat = {};
+  // Whether the kernel of these nodes (a library one, or a generated one:
+  // the group has a symbol; not a linear one) reads and writes the native
+  // layouts the linear kernels compute in (a Concat or a pointwise kernel
+  // between convolutions), so the layout model prices its tensors natively.
   std::function<bool(const Graph&, const runtime::KernelGroup&)> takes_native_layouts = {};
 };
 // A target's rules: backend::Backend::candidate_rules (the CPU's: backend/cpu_backend.cc).

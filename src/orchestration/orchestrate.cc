@@ -81,8 +81,6 @@ class Orchestrator {
     for (const Candidate& candidate : set_.candidates) {
       groups_.push_back(make_group_(candidate.nodes));
       groups_.back().variant = candidate.variant;
-      either_layout_.push_back(candidate.kind != CandidateKind::Linear && rules.takes_native_layouts &&
-                               rules.takes_native_layouts(graph_, groups_.back()));
       if (candidate.kind == CandidateKind::Linear) {
         chains_[candidate.nodes[0]].push_back(groups_.size() - 1);
       }
@@ -90,6 +88,9 @@ class Orchestrator {
         groups_.back().symbol = "orchid_candidate_" + std::to_string(groups_.size() - 1);
         ++report_.generated_candidates;
       }
+      // (after the symbol: a generated kernel of a group works in fewer layouts than a library one)
+      either_layout_.push_back(candidate.kind != CandidateKind::Linear && rules.takes_native_layouts &&
+                               rules.takes_native_layouts(graph_, groups_.back()));
     }
     report_.parts = set_.parts;
     report_.clusters = set_.clusters.size();

@@ -7,6 +7,10 @@
 
 #include <oneapi/dnnl/dnnl.hpp>
 
+#include <numeric>
+
+#include "ir/graph_utils.h"
+#include "reference/interpreter.h"
 #include "runtime/kernels/cpu/onednn_common.h"
 #include "runtime/kernels/cpu/registry.h"
 #include "runtime_test_util.h"
@@ -35,20 +39,26 @@ std::vector<float> convert(const std::vector<float>& data, const memory::desc& f
   return out;
 }
 
+// A graph of one Concat on channels of [1, c, 5, 7] inputs, one per entry
+// of `channels`.
+Graph channel_concat(const std::vector<int64_t>& channels) {
+  Graph g;
+  std::vector<ValueId> parts;
+  for (size_t i = 0; i < channels.size(); ++i) {
+    parts.push_back(g.add_value("x" + std::to_string(i), {DType::Float32, {1, channels[i], 5, 7}}));
+    g.inputs().push_back(parts.back());
+  }
+  g.outputs().push_back(add_op(g, "Concat", parts, attrs({{"axis", int64_t(1)}}))[0]);
+  return g;
+}
+
 // Concatenates inputs of `channels` (each [1, c, 5, 7]) given in nChw8c and
 // writes the output natively when the kernel offers it; expects the
 // row-major result.
 void expect_native_concat(const std::vector<int64_t>& channels, const std::string& implementation) {
-  Graph g;
-  std::vector<ValueId> parts;
-  int64_t total = 0;
-  for (size_t i = 0; i < channels.size(); ++i) {
-    parts.push_back(g.add_value("x" + std::to_string(i), {DType::Float32, {1, channels[i], 5, 7}}));
-    g.inputs().push_back(parts.back());
-    total += channels[i];
-  }
-  ValueId out = add_op(g, "Concat", parts, attrs({{"axis", int64_t(1)}}))[0];
-  g.outputs().push_back(out);
+  Graph g = channel_concat(channels);
+  const std::vector<ValueId> parts = g.inputs();
+  const int64_t total = std::accumulate(channels.begin(), channels.end(), int64_t(0));
   const KernelGroup group = make_group(g, {0});
   std::unique_ptr<Kernel> kernel = cpu::make_concat_kernel(g, group);
   ASSERT_TRUE(kernel);
@@ -91,15 +101,9 @@ TEST(NativeConcat, PartialBlocksGoThroughOneDnn) {
 // is `any`) into an output its reader wants in `out_tag`; expects the
 // row-major result and the copies.
 void expect_concat_written_as(const std::vector<int64_t>& channels, const std::vector<tag>& layouts, tag out_tag) {
-  Graph g;
-  std::vector<ValueId> parts;
-  int64_t total = 0;
-  for (size_t i = 0; i < channels.size(); ++i) {
-    parts.push_back(g.add_value("x" + std::to_string(i), {DType::Float32, {1, channels[i], 5, 7}}));
-    g.inputs().push_back(parts.back());
-    total += channels[i];
-  }
-  g.outputs().push_back(add_op(g, "Concat", parts, attrs({{"axis", int64_t(1)}}))[0]);
+  Graph g = channel_concat(channels);
+  const std::vector<ValueId> parts = g.inputs();
+  const int64_t total = std::accumulate(channels.begin(), channels.end(), int64_t(0));
   std::unique_ptr<Kernel> kernel = cpu::make_concat_kernel(g, make_group(g, {0}));
   ASSERT_TRUE(kernel);
   std::vector<std::vector<float>> plain, given;
@@ -148,6 +152,70 @@ TEST(NativeConcat, AnOutputThatCutsBlocksIsNotOffered) {
   ASSERT_TRUE(kernel);
   const memory::desc wrong_shape({1, 3, 2, 2}, memory::data_type::f32, tag::nhwc);
   EXPECT_FALSE(kernel->can_write_output_as(0, cpu::onednn::native_layout(wrong_shape)));
+}
+
+// An int64 constant of `values` (a Slice's starts, ends, axes or steps).
+ValueId i64(Graph& g, const std::vector<int64_t>& values) {
+  static int counter = 0;
+  return g.add_constant("p" + std::to_string(counter++),
+                        Tensor::from_vector(DType::Int64, {int64_t(values.size())}, values));
+}
+
+ValueId strided_slice(Graph& g, ValueId x, int64_t axis, int64_t start, int64_t step) {
+  return add_op(g, "Slice", {x, i64(g, {start}), i64(g, {int64_t(1) << 40}), i64(g, {axis}), i64(g, {step})})[0];
+}
+
+// YOLOX's Focus: x[..., ::2, ::2], x[..., 1::2, ::2], x[..., ::2, 1::2],
+// x[..., 1::2, 1::2] concatenated on channels, of a [1, 3, h, w] input.
+Graph focus(int64_t h, int64_t w) {
+  Graph g;
+  ValueId x = g.add_value("x", {DType::Float32, {1, 3, h, w}});
+  g.inputs().push_back(x);
+  const ValueId rows[2] = {strided_slice(g, x, 2, 0, 2), strided_slice(g, x, 2, 1, 2)};
+  std::vector<ValueId> parts;
+  for (int64_t column : {0, 1}) {
+    for (ValueId r : rows) parts.push_back(strided_slice(g, r, 3, column, 2));
+  }
+  g.outputs().push_back(add_op(g, "Concat", parts, attrs({{"axis", int64_t(1)}}))[0]);
+  return g;
+}
+
+TEST(SlicedConcat, FocusIsOneKernelOfCopies) {
+  for (const auto& [h, w] : {std::pair<int64_t, int64_t>{8, 40}, {6, 34}, {2, 18}, {2, 2}}) {
+    const Graph g = focus(h, w);
+    const std::optional<std::vector<size_t>> nodes = cpu::find_sliced_concat(g, producer_nodes(g), 6);
+    ASSERT_TRUE(nodes) << h << "x" << w;
+    EXPECT_EQ(nodes->size(), 7u);
+    const std::vector<std::string> ran = expect_runtime_matches(g, uniform_feeds(g, 5), {*nodes});
+    EXPECT_EQ(ran, std::vector<std::string>{"layout Slice+Concat (copies)"});
+  }
+}
+
+TEST(SlicedConcat, WritesTheLayoutItsReaderWants) {
+  const Graph g = focus(8, 40);
+  const std::optional<std::vector<size_t>> nodes = cpu::find_sliced_concat(g, producer_nodes(g), 6);
+  ASSERT_TRUE(nodes);
+  std::unique_ptr<Kernel> kernel = cpu::make_concat_kernel(g, make_group(g, *nodes));
+  ASSERT_TRUE(kernel);
+  const memory::desc out_md({1, 12, 4, 20}, memory::data_type::f32, tag::nhwc);
+  ASSERT_TRUE(kernel->can_write_output_as(0, cpu::onednn::native_layout(out_md)));
+  EXPECT_FALSE(kernel->can_read_input_as(0, cpu::onednn::native_layout(out_md)));
+  kernel->write_output_as(0, cpu::onednn::native_layout(out_md));
+  const std::map<std::string, Tensor> feeds = uniform_feeds(g, 6);
+  std::vector<float> result(out_md.get_size() / sizeof(float), 0.f);
+  KernelArgs args;
+  args.inputs.push_back(feeds.at("x").raw());
+  args.outputs.push_back(result.data());
+  kernel->run(args);
+  const Tensor want = reference::run_graph(g, feeds)[0];
+  EXPECT_EQ(convert(result, out_md, cpu::onednn::plain_f32({1, 12, 4, 20})),
+            std::vector<float>(want.values<float>().begin(), want.values<float>().end()));
+}
+
+TEST(SlicedConcat, NoneWhenASliceIsReadElsewhere) {
+  Graph g = focus(8, 40);
+  g.outputs().push_back(g.nodes()[0].outputs[0]);  // x[..., ::2, :] is also an output
+  EXPECT_FALSE(cpu::find_sliced_concat(g, producer_nodes(g), 6));
 }
 
 // layout_copy against oneDNN's reorder: `from` into `to`, whole tensors.

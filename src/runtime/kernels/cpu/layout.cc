@@ -74,41 +74,10 @@ std::optional<CopyPlan> plan_reshape(const Graph& graph, const KernelGroup& grou
 }
 
 // ------------------------------------------------------------ Slice
-// Start of each axis after the interpreter's clamping (negative starts count
-// from the end; step > 0 clamps to [0, dim], step < 0 to [0, dim - 1]); the
-// output shape, already inferred, gives the lengths.
 std::optional<CopyPlan> plan_slice(const Graph& graph, const KernelGroup& group, const Node& node) {
-  const Shape& in = graph.type(node.inputs[0]).shape;
-  int64_t rank = int64_t(in.size());
-  const Tensor* starts = constant_input(graph, node, 1);
-  const Tensor* ends = constant_input(graph, node, 2);
-  const Tensor* axes_t = constant_input(graph, node, 3);
-  const Tensor* steps_t = constant_input(graph, node, 4);
-  if (!starts || !ends || (input_present(node, 3) && !axes_t) || (input_present(node, 4) && !steps_t)) {
-    return std::nullopt;
-  }
-  std::vector<int64_t> begin = starts->to_i64_vector();
-  std::vector<int64_t> axes;
-  if (axes_t) {
-    axes = reference::normalize_axes(axes_t->to_i64_vector(), rank);
-  } else {
-    for (size_t i = 0; i < begin.size(); ++i) axes.push_back(int64_t(i));
-  }
-  std::vector<int64_t> steps = steps_t ? steps_t->to_i64_vector() : std::vector<int64_t>(begin.size(), 1);
-  if (axes.size() != begin.size() || steps.size() != begin.size()) return std::nullopt;
-  std::vector<int64_t> in_strides = shape_strides(in);
-  std::vector<int64_t> strides = in_strides;
-  int64_t base = 0;
-  for (size_t i = 0; i < begin.size(); ++i) {
-    size_t axis = size_t(axes[i]);
-    int64_t dim = in[axis], step = steps[i], start = begin[i];
-    if (step == 0) return std::nullopt;
-    if (start < 0) start += dim;
-    start = step > 0 ? std::clamp<int64_t>(start, 0, dim) : std::clamp<int64_t>(start, 0, std::max<int64_t>(dim - 1, 0));
-    strides[axis] = in_strides[axis] * step;
-    base += start * in_strides[axis];
-  }
-  return single_copy(group, node, dense_output_copy(graph.type(node.outputs[0]).shape, strides, base));
+  const std::optional<StridedView> view = slice_view(graph, node, row_major_view(graph.type(node.inputs[0]).shape));
+  if (!view) return std::nullopt;
+  return single_copy(group, node, dense_output_copy(graph.type(node.outputs[0]).shape, view->strides, view->base));
 }
 
 // ------------------------------------------------------------ Concat

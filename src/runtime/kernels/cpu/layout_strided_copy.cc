@@ -80,6 +80,27 @@ void copy_rows(const StridedCopy& copy, const E* in, E* out) {
                });
 }
 
+typedef uint32_t Lanes8 __attribute__((vector_size(32)));
+
+inline Lanes8 load8(const uint32_t* p) {
+  Lanes8 v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+inline void store8(uint32_t* p, Lanes8 v) { std::memcpy(p, &v, sizeof v); }
+
+// out[j] = in[2 * j] for 4-byte elements, eight at a time from two 8-wide
+// loads (a space-to-depth's or a stride-2 Slice's rows: the element loop ran
+// at a third of the bytes' rate).
+inline int64_t copy_even_lanes(const uint32_t* __restrict in, uint32_t* __restrict out, int64_t n) {
+  int64_t j = 0;
+  // The loads reach in[2j + 15]: stop while that is still an element read.
+  for (; j + 8 < n; j += 8) {
+    store8(out + j, __builtin_shufflevector(load8(in + 2 * j), load8(in + 2 * j + 8), 0, 2, 4, 6, 8, 10, 12, 14));
+  }
+  return j;
+}
+
 // n elements with plain strides (restrict: the buffers never alias).
 template <typename E>
 void copy_run(const E* __restrict in, E* __restrict out, int64_t n, int64_t in_stride, int64_t out_stride) {
@@ -87,7 +108,13 @@ void copy_run(const E* __restrict in, E* __restrict out, int64_t n, int64_t in_s
     std::fill_n(out, n, *in);  // a broadcast run
     return;
   }
-  for (int64_t j = 0; j < n; ++j) out[j * out_stride] = in[j * in_stride];
+  int64_t j = 0;
+  if constexpr (sizeof(E) == 4) {
+    if (in_stride == 2 && out_stride == 1) {
+      j = copy_even_lanes(reinterpret_cast<const uint32_t*>(in), reinterpret_cast<uint32_t*>(out), n);
+    }
+  }
+  for (; j < n; ++j) out[j * out_stride] = in[j * in_stride];
 }
 
 // Any strides: an element loop over the innermost dimension (stride 0
@@ -109,16 +136,7 @@ void copy_strided(const StridedCopy& copy, const E* in, E* out) {
 // 8-wide stores along c (contiguous in the output). Vector extensions and
 // __builtin_shufflevector (GCC 12 and Clang), so any x86 level (and other
 // targets) compiles it; with AVX the shuffles are unpack/shuffle/permute
-// instructions. The bits are moved, not interpreted.
-typedef uint32_t Lanes8 __attribute__((vector_size(32)));
-
-inline Lanes8 load8(const uint32_t* p) {
-  Lanes8 v;
-  std::memcpy(&v, p, sizeof v);
-  return v;
-}
-inline void store8(uint32_t* p, Lanes8 v) { std::memcpy(p, &v, sizeof v); }
-
+// instructions. The bits are moved, not interpreted. (Lanes8: above.)
 // out[r * out_row + c] = in[r + c * in_col] for r, c in [0, 8).
 inline void transpose_block8(const uint32_t* __restrict in, uint32_t* __restrict out, int64_t out_row,
                              int64_t in_col) {
@@ -228,6 +246,44 @@ StridedCopy dense_output_copy(const Shape& out_shape, const std::vector<int64_t>
   copy.in_base = in_base;
   for (size_t d = 0; d < out_shape.size(); ++d) copy.dims.push_back({out_shape[d], in_strides[d], out_strides[d]});
   return copy;
+}
+
+StridedView row_major_view(const Shape& shape) { return {shape_strides(shape), 0}; }
+
+std::optional<StridedView> slice_view(const Graph& graph, const Node& slice, const StridedView& in) {
+  const Shape& shape = graph.type(slice.inputs[0]).shape;
+  const int64_t rank = int64_t(shape.size());
+  const auto constant = [&](size_t i) -> const Tensor* {
+    if (i >= slice.inputs.size() || slice.inputs[i] == kNoValue) return nullptr;
+    const Value& value = graph.value(slice.inputs[i]);
+    return value.is_constant() ? &*value.constant : nullptr;
+  };
+  const auto present = [&](size_t i) { return i < slice.inputs.size() && slice.inputs[i] != kNoValue; };
+  const Tensor *starts = constant(1), *ends = constant(2), *axes_t = constant(3), *steps_t = constant(4);
+  if (!starts || !ends || (present(3) && !axes_t) || (present(4) && !steps_t)) return std::nullopt;
+  const std::vector<int64_t> begin = starts->to_i64_vector();
+  std::vector<int64_t> axes;
+  if (axes_t) {
+    axes = reference::normalize_axes(axes_t->to_i64_vector(), rank);
+  } else {
+    for (size_t i = 0; i < begin.size(); ++i) axes.push_back(int64_t(i));
+  }
+  const std::vector<int64_t> steps = steps_t ? steps_t->to_i64_vector() : std::vector<int64_t>(begin.size(), 1);
+  if (axes.size() != begin.size() || steps.size() != begin.size() || in.strides.size() != shape.size()) {
+    return std::nullopt;
+  }
+  StridedView out = in;
+  for (size_t i = 0; i < begin.size(); ++i) {
+    const size_t axis = size_t(axes[i]);
+    const int64_t dim = shape[axis], step = steps[i];
+    int64_t start = begin[i];
+    if (step == 0) return std::nullopt;
+    if (start < 0) start += dim;
+    start = step > 0 ? std::clamp<int64_t>(start, 0, dim) : std::clamp<int64_t>(start, 0, std::max<int64_t>(dim - 1, 0));
+    out.strides[axis] = in.strides[axis] * step;
+    out.base += start * in.strides[axis];
+  }
+  return out;
 }
 
 StridedCopy coalesce(StridedCopy copy) {

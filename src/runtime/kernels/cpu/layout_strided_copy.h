@@ -40,6 +40,21 @@ StridedCopy dense_output_copy(const Shape& out_shape, const std::vector<int64_t>
 // strides; nullopt when the perm does not match the input's rank.
 std::optional<std::vector<int64_t>> transpose_read_strides(const Graph& graph, const Node& transpose);
 
+// Where a tensor's elements are read from: element i (a multi-index) at
+// base + sum(i_d * strides_d), in elements of its source buffer.
+struct StridedView {
+  std::vector<int64_t> strides;
+  int64_t base = 0;
+};
+StridedView row_major_view(const Shape& shape);
+
+// What a Slice node with constant starts, ends, axes and steps reads of a
+// tensor seen through `in`: its output as a view of the same buffer (starts
+// clamped as the interpreter clamps them; the output shape, already
+// inferred, gives the lengths). nullopt for computed parameters or a zero
+// step.
+std::optional<StridedView> slice_view(const Graph& graph, const Node& slice, const StridedView& in);
+
 // The same copy with size-1 loops dropped and adjacent loops merged wherever
 // both strides chain, so that runs of contiguous memory become one loop (and
 // memcpy) and a transpose becomes a 2-D one. An empty copy keeps a size-0 loop.

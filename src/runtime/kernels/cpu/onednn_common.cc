@@ -66,14 +66,20 @@ std::array<int64_t, 3> loop_strides(const DimAddressing& dim, int64_t small, int
 
 }  // namespace
 
-std::optional<StridedCopy> layout_copy(const dnnl::memory::desc& from, const dnnl::memory::desc& to,
-                                       const std::vector<int64_t>& offset) {
-  const std::optional<std::vector<DimAddressing>> in = addressing(from), out = addressing(to);
-  if (!in || !out || in->size() != out->size()) return std::nullopt;
-  const dnnl::memory::dims extents = from.dims(), box_space = to.dims();
+namespace {
+
+// The copy of elements addressed by `in` (from `in_base`), of `extents`,
+// into the box of layout `to` at `offset`.
+std::optional<StridedCopy> copy_into(const std::vector<DimAddressing>& in, int64_t in_base,
+                                     const dnnl::memory::dims& extents, const dnnl::memory::desc& to,
+                                     const std::vector<int64_t>& offset) {
+  const std::optional<std::vector<DimAddressing>> out = addressing(to);
+  if (!out || in.size() != out->size() || extents.size() != in.size()) return std::nullopt;
+  const dnnl::memory::dims box_space = to.dims();
   StridedCopy copy;
-  for (size_t d = 0; d < in->size(); ++d) {
-    const DimAddressing &a = (*in)[d], &b = (*out)[d];
+  copy.in_base = in_base;
+  for (size_t d = 0; d < in.size(); ++d) {
+    const DimAddressing &a = in[d], &b = (*out)[d];
     const int64_t small = std::min(a.block, b.block), big = std::max(a.block, b.block);
     const int64_t start = offset.empty() ? 0 : offset[d];
     if (big % small != 0 || extents[d] % big != 0 || start % big != 0 || start + extents[d] > box_space[d]) {
@@ -88,6 +94,23 @@ std::optional<StridedCopy> layout_copy(const dnnl::memory::desc& from, const dnn
   std::stable_sort(copy.dims.begin(), copy.dims.end(),
                    [](const CopyDim& x, const CopyDim& y) { return x.out_stride > y.out_stride; });
   return coalesce(std::move(copy));
+}
+
+}  // namespace
+
+std::optional<StridedCopy> layout_copy(const dnnl::memory::desc& from, const dnnl::memory::desc& to,
+                                       const std::vector<int64_t>& offset) {
+  const std::optional<std::vector<DimAddressing>> in = addressing(from);
+  if (!in) return std::nullopt;
+  return copy_into(*in, 0, from.dims(), to, offset);
+}
+
+std::optional<StridedCopy> view_copy(const Shape& shape, const StridedView& from, const dnnl::memory::desc& to,
+                                     const std::vector<int64_t>& offset) {
+  if (from.strides.size() != shape.size()) return std::nullopt;
+  std::vector<DimAddressing> in;
+  for (int64_t stride : from.strides) in.push_back({stride, 1, 0});
+  return copy_into(in, from.base, dnnl::memory::dims(shape.begin(), shape.end()), to, offset);
 }
 
 }  // namespace orchid::runtime::cpu::onednn

@@ -36,5 +36,9 @@ dnnl::memory::desc plain_f32(const dnnl::memory::dims& dims);
 // starts and ends on the larger block's edges. nullopt otherwise.
 std::optional<StridedCopy> layout_copy(const dnnl::memory::desc& from, const dnnl::memory::desc& to,
                                        const std::vector<int64_t>& offset = {});
+// The same for a tensor of `shape` read through a strided view of a buffer
+// (a Slice of a Slice of a row-major tensor).
+std::optional<StridedCopy> view_copy(const Shape& shape, const StridedView& from, const dnnl::memory::desc& to,
+                                     const std::vector<int64_t>& offset = {});
 
 }  // namespace orchid::runtime::cpu::onednn

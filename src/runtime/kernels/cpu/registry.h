@@ -6,6 +6,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -29,9 +30,16 @@ std::unique_ptr<Kernel> make_reduce_kernel(const Graph& graph, const KernelGroup
 std::unique_ptr<Kernel> make_layout_kernel(const Graph& graph, const KernelGroup& group);
 // A float32 Concat of convolution activations (3-D to 5-D) that also reads
 // and writes oneDNN's native layouts (onednn_concat_kernel.cc): the layout
-// library's copies while everything is row-major, oneDNN's concat once a
-// producer writes an input natively.
+// library's copies, from each input's layout into the output's, or oneDNN's
+// concat where channel blocks are cut; optionally with the Slices that
+// compute its inputs.
 std::unique_ptr<Kernel> make_concat_kernel(const Graph& graph, const KernelGroup& group);
+// The Concat node `concat` and the Slices that compute its inputs (and
+// nothing else reads), when there are any and make_concat_kernel computes
+// them as one kernel of strided copies (YOLOX's Focus). `producers`:
+// producer_nodes(graph).
+std::optional<std::vector<size_t>> find_sliced_concat(const Graph& graph, const std::vector<size_t>& producers,
+                                                      size_t concat);
 // Whether make_concat_kernel takes the group (orchestration prices its
 // tensors in native layouts, orchestration/layout_model.h).
 bool concat_takes_native_layouts(const Graph& graph, const KernelGroup& group);
