@@ -10,7 +10,6 @@
 #include <numeric>
 
 #include "ir/graph_utils.h"
-#include "reference/interpreter.h"
 #include "runtime/kernels/cpu/onednn_common.h"
 #include "runtime/kernels/cpu/registry.h"
 #include "runtime_test_util.h"
@@ -191,25 +190,16 @@ TEST(SlicedConcat, FocusIsOneKernelOfCopies) {
   }
 }
 
-TEST(SlicedConcat, WritesTheLayoutItsReaderWants) {
+TEST(SlicedConcat, KeepsItsOutputRowMajor) {
+  // Strided reads written channels-last are slower than the conv's reorder.
   const Graph g = focus(8, 40);
   const std::optional<std::vector<size_t>> nodes = cpu::find_sliced_concat(g, producer_nodes(g), 6);
   ASSERT_TRUE(nodes);
   std::unique_ptr<Kernel> kernel = cpu::make_concat_kernel(g, make_group(g, *nodes));
   ASSERT_TRUE(kernel);
-  const memory::desc out_md({1, 12, 4, 20}, memory::data_type::f32, tag::nhwc);
-  ASSERT_TRUE(kernel->can_write_output_as(0, cpu::onednn::native_layout(out_md)));
-  EXPECT_FALSE(kernel->can_read_input_as(0, cpu::onednn::native_layout(out_md)));
-  kernel->write_output_as(0, cpu::onednn::native_layout(out_md));
-  const std::map<std::string, Tensor> feeds = uniform_feeds(g, 6);
-  std::vector<float> result(out_md.get_size() / sizeof(float), 0.f);
-  KernelArgs args;
-  args.inputs.push_back(feeds.at("x").raw());
-  args.outputs.push_back(result.data());
-  kernel->run(args);
-  const Tensor want = reference::run_graph(g, feeds)[0];
-  EXPECT_EQ(convert(result, out_md, cpu::onednn::plain_f32({1, 12, 4, 20})),
-            std::vector<float>(want.values<float>().begin(), want.values<float>().end()));
+  const memory::desc nhwc({1, 12, 4, 20}, memory::data_type::f32, tag::nhwc);
+  EXPECT_FALSE(kernel->can_write_output_as(0, cpu::onednn::native_layout(nhwc)));
+  EXPECT_FALSE(kernel->can_read_input_as(0, cpu::onednn::native_layout(nhwc)));
 }
 
 TEST(SlicedConcat, NoneWhenASliceIsReadElsewhere) {

@@ -36,7 +36,7 @@ std::unique_ptr<Kernel> make_layout_kernel(const Graph& graph, const KernelGroup
 std::unique_ptr<Kernel> make_concat_kernel(const Graph& graph, const KernelGroup& group);
 // The Concat node `concat` and the Slices that compute its inputs (and
 // nothing else reads), when there are any and make_concat_kernel computes
-// them as one kernel of strided copies (YOLOX's Focus). `producers`:
+// them as one kernel of strided copies, row-major (YOLOX's Focus). `producers`:
 // producer_nodes(graph).
 std::optional<std::vector<size_t>> find_sliced_concat(const Graph& graph, const std::vector<size_t>& producers,
                                                       size_t concat);
