@@ -95,6 +95,9 @@ TEST(NativeLayout, GraphOutputsStayRowMajor) {
 // another order in another layout: outputs near zero differ by ~1e-5.
 constexpr double kTwoConvAtol = 1e-4;
 
+// a * sin(a): two pointwise kernels (no oneDNN post-op computes sin).
+ValueId times_its_sine(Graph& g, ValueId a) { return add_op(g, "Mul", {a, add_op(g, "Sin", {a})[0]})[0]; }
+
 TEST(NativeLayout, PointwiseKernelsBetweenConvsComputeInTheirLayout) {
   // z = a * sin(a) with a a conv's output, read by a conv: Sin and Mul are
   // kernels of their own (no oneDNN post-op computes sin), and a, sin(a)
@@ -102,7 +105,7 @@ TEST(NativeLayout, PointwiseKernelsBetweenConvsComputeInTheirLayout) {
   ValueId x;
   Graph g = graph_with_input({1, 16, 10, 10}, &x);
   ValueId a = conv(g, x, 16, 16, 1);
-  ValueId z = add_op(g, "Mul", {a, add_op(g, "Sin", {a})[0]})[0];
+  ValueId z = times_its_sine(g, a);
   g.outputs().push_back(conv(g, z, 16, 8, 2));
   EXPECT_EQ(run_planned(g, kTwoConvAtol).native, 3u);
 }
@@ -115,7 +118,7 @@ TEST(NativeLayout, APointwiseKernelConvertsWhatArrivesRowMajor) {
   ValueId y = g.add_value("y", {DType::Float32, {1, 16, 10, 10}});
   g.inputs().push_back(y);
   ValueId a = conv(g, x, 16, 16, 1);
-  ValueId z = add_op(g, "Mul", {a, add_op(g, "Sin", {a})[0]})[0];
+  ValueId z = times_its_sine(g, a);
   g.outputs().push_back(conv(g, add_op(g, "Add", {z, y})[0], 16, 8, 2));
   EXPECT_EQ(run_planned(g, kTwoConvAtol).native, 4u);
 }
@@ -126,7 +129,7 @@ TEST(NativeLayout, APointwiseKernelWritesRowMajorForRowMajorReaders) {
   ValueId x;
   Graph g = graph_with_input({1, 16, 10, 10}, &x);
   ValueId a = conv(g, x, 16, 16, 1);
-  ValueId z = add_op(g, "Mul", {a, add_op(g, "Sin", {a})[0]})[0];
+  ValueId z = times_its_sine(g, a);
   g.outputs().push_back(add_op(g, "Transpose", {z}, attrs({{"perm", std::vector<int64_t>{0, 2, 3, 1}}}))[0]);
   EXPECT_EQ(run_planned(g).native, 2u);  // a and sin(a)
 }

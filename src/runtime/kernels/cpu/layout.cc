@@ -288,6 +288,43 @@ std::unique_ptr<Kernel> make_gather_kernel(const Graph& graph, const KernelGroup
 
 }  // namespace
 
+StridedView row_major_view(const Shape& shape) { return {shape_strides(shape), 0}; }
+
+// Start of each axis after the interpreter's clamping (negative starts count
+// from the end; step > 0 clamps to [0, dim], step < 0 to [0, dim - 1]).
+std::optional<StridedView> slice_view(const Graph& graph, const Node& slice, const StridedView& in) {
+  const Shape& shape = graph.type(slice.inputs[0]).shape;
+  const int64_t rank = int64_t(shape.size());
+  const Tensor *starts = constant_input(graph, slice, 1), *ends = constant_input(graph, slice, 2);
+  const Tensor *axes_t = constant_input(graph, slice, 3), *steps_t = constant_input(graph, slice, 4);
+  if (!starts || !ends || (input_present(slice, 3) && !axes_t) || (input_present(slice, 4) && !steps_t)) {
+    return std::nullopt;
+  }
+  const std::vector<int64_t> begin = starts->to_i64_vector();
+  std::vector<int64_t> axes;
+  if (axes_t) {
+    axes = reference::normalize_axes(axes_t->to_i64_vector(), rank);
+  } else {
+    for (size_t i = 0; i < begin.size(); ++i) axes.push_back(int64_t(i));
+  }
+  const std::vector<int64_t> steps = steps_t ? steps_t->to_i64_vector() : std::vector<int64_t>(begin.size(), 1);
+  if (axes.size() != begin.size() || steps.size() != begin.size() || in.strides.size() != shape.size()) {
+    return std::nullopt;
+  }
+  StridedView out = in;
+  for (size_t i = 0; i < begin.size(); ++i) {
+    const size_t axis = size_t(axes[i]);
+    const int64_t dim = shape[axis], step = steps[i];
+    int64_t start = begin[i];
+    if (step == 0) return std::nullopt;
+    if (start < 0) start += dim;
+    start = step > 0 ? std::clamp<int64_t>(start, 0, dim) : std::clamp<int64_t>(start, 0, std::max<int64_t>(dim - 1, 0));
+    out.strides[axis] = in.strides[axis] * step;
+    out.base += start * in.strides[axis];
+  }
+  return out;
+}
+
 std::unique_ptr<Kernel> make_layout_kernel(const Graph& graph, const KernelGroup& group) {
   if (group.nodes.size() != 1 || group.outputs.size() != 1) return nullptr;
   const Node& node = graph.nodes()[group.nodes[0]];

@@ -248,44 +248,6 @@ StridedCopy dense_output_copy(const Shape& out_shape, const std::vector<int64_t>
   return copy;
 }
 
-StridedView row_major_view(const Shape& shape) { return {shape_strides(shape), 0}; }
-
-std::optional<StridedView> slice_view(const Graph& graph, const Node& slice, const StridedView& in) {
-  const Shape& shape = graph.type(slice.inputs[0]).shape;
-  const int64_t rank = int64_t(shape.size());
-  const auto constant = [&](size_t i) -> const Tensor* {
-    if (i >= slice.inputs.size() || slice.inputs[i] == kNoValue) return nullptr;
-    const Value& value = graph.value(slice.inputs[i]);
-    return value.is_constant() ? &*value.constant : nullptr;
-  };
-  const auto present = [&](size_t i) { return i < slice.inputs.size() && slice.inputs[i] != kNoValue; };
-  const Tensor *starts = constant(1), *ends = constant(2), *axes_t = constant(3), *steps_t = constant(4);
-  if (!starts || !ends || (present(3) && !axes_t) || (present(4) && !steps_t)) return std::nullopt;
-  const std::vector<int64_t> begin = starts->to_i64_vector();
-  std::vector<int64_t> axes;
-  if (axes_t) {
-    axes = reference::normalize_axes(axes_t->to_i64_vector(), rank);
-  } else {
-    for (size_t i = 0; i < begin.size(); ++i) axes.push_back(int64_t(i));
-  }
-  const std::vector<int64_t> steps = steps_t ? steps_t->to_i64_vector() : std::vector<int64_t>(begin.size(), 1);
-  if (axes.size() != begin.size() || steps.size() != begin.size() || in.strides.size() != shape.size()) {
-    return std::nullopt;
-  }
-  StridedView out = in;
-  for (size_t i = 0; i < begin.size(); ++i) {
-    const size_t axis = size_t(axes[i]);
-    const int64_t dim = shape[axis], step = steps[i];
-    int64_t start = begin[i];
-    if (step == 0) return std::nullopt;
-    if (start < 0) start += dim;
-    start = step > 0 ? std::clamp<int64_t>(start, 0, dim) : std::clamp<int64_t>(start, 0, std::max<int64_t>(dim - 1, 0));
-    out.strides[axis] = in.strides[axis] * step;
-    out.base += start * in.strides[axis];
-  }
-  return out;
-}
-
 StridedCopy coalesce(StridedCopy copy) {
   if (numel_of(copy.dims) == 0) {
     copy.dims = {{0, 0, 0}};

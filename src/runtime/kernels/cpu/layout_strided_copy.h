@@ -52,7 +52,7 @@ StridedView row_major_view(const Shape& shape);
 // tensor seen through `in`: its output as a view of the same buffer (starts
 // clamped as the interpreter clamps them; the output shape, already
 // inferred, gives the lengths). nullopt for computed parameters or a zero
-// step.
+// step. Defined in layout.cc, beside the Slice kernel.
 std::optional<StridedView> slice_view(const Graph& graph, const Node& slice, const StridedView& in);
 
 // The same copy with size-1 loops dropped and adjacent loops merged wherever

@@ -107,10 +107,7 @@ class NativeConcatKernel : public Kernel {
     for (size_t i = 0; i < group.inputs.size(); ++i) {
       given_[i] = onednn::plain_f32(dims_of(graph.type(group.inputs[i]).shape));
     }
-    for (const Part& part : parts_) {
-      slot_of_source_.push_back(part.slot);
-      has_views_ = has_views_ || part.view.has_value();
-    }
+    for (const Part& part : parts_) has_views_ = has_views_ || part.view.has_value();
     dst_ = onednn::plain_f32(out_dims_);
     if (has_views_) build();  // copies from the views, row-major until a reader asks otherwise
   }
@@ -122,12 +119,12 @@ class NativeConcatKernel : public Kernel {
     }
     if (copies_) {
       for (size_t k = 0; k < copies_->size(); ++k) {
-        run_strided_copy((*copies_)[k], sizeof(float), args.inputs[slot_of_source_[k]], args.outputs[0]);
+        run_strided_copy((*copies_)[k], sizeof(float), args.inputs[parts_[k].slot], args.outputs[0]);
       }
       return;
     }
-    for (size_t k = 0; k < slot_of_source_.size(); ++k) {
-      args_[DNNL_ARG_MULTIPLE_SRC + int(k)].set_data_handle(const_cast<void*>(args.inputs[slot_of_source_[k]]));
+    for (size_t k = 0; k < parts_.size(); ++k) {
+      args_[DNNL_ARG_MULTIPLE_SRC + int(k)].set_data_handle(const_cast<void*>(args.inputs[parts_[k].slot]));
     }
     args_[DNNL_ARG_DST].set_data_handle(args.outputs[0]);
     primitive_.execute(stream_, args_);
@@ -190,7 +187,7 @@ class NativeConcatKernel : public Kernel {
  private:
   std::vector<memory::desc> sources() const {
     std::vector<memory::desc> out;
-    for (size_t slot : slot_of_source_) out.push_back(given_[slot]);
+    for (const Part& part : parts_) out.push_back(given_[part.slot]);
     return out;
   }
 
@@ -239,7 +236,6 @@ class NativeConcatKernel : public Kernel {
   std::vector<memory::desc> given_;      // per group input: the layout it arrives in
   std::vector<Part> parts_;              // per Concat input
   bool has_views_ = false;               // a part is read through Slices
-  std::vector<size_t> slot_of_source_;  // per Concat input: its group input
   bool any_native_input_ = false;
   bool native_ = false;  // an input or the output is native
   std::optional<std::vector<StridedCopy>> copies_;
