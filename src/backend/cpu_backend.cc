@@ -4,6 +4,7 @@
 #include "codegen/cpu/compiler.h"
 #include "codegen/cpu/emitter.h"
 #include "fission/primitive.h"
+#include "ir/graph_utils.h"
 #include "orchestration/candidates.h"
 #include "reference/ops/banded.h"
 #include "runtime/kernels/cpu/attention_kernel.h"
@@ -37,6 +38,24 @@ orchestration::FusionRules fusion_rules() {
           }};
 }
 
+// The node sets one library kernel computes: attentions with enough scores
+// to pay, Concats with the Slices computing their inputs, max pools.
+std::vector<std::vector<size_t>> library_sets(const Graph& graph) {
+  std::vector<std::vector<size_t>> sets;
+  const std::vector<size_t> producers = producer_nodes(graph);
+  for (size_t node = 0; node < graph.nodes().size(); ++node) {
+    std::optional<std::vector<size_t>> nodes;
+    if (graph.nodes()[node].op == "MatMul") {
+      nodes = runtime::cpu::find_attention(graph, node);
+      if (nodes && runtime::cpu::attention_scores(graph, node) < runtime::cpu::kMinAttentionScores) nodes.reset();
+    }
+    if (graph.nodes()[node].op == "Concat") nodes = runtime::cpu::find_sliced_concat(graph, producers, node);
+    if (nodes) sets.push_back(std::move(*nodes));
+  }
+  for (std::vector<size_t>& pool : runtime::cpu::find_max_pools(graph, producers)) sets.push_back(std::move(pool));
+  return sets;
+}
+
 class CpuBackend : public Backend {
  public:
   std::string name() const override { return "cpu"; }
@@ -54,20 +73,12 @@ class CpuBackend : public Backend {
             [](const Graph& graph, const runtime::KernelGroup& group) {
               return runtime::cpu::linear_variants(graph, group);
             },
-            [](const Graph& graph, size_t matmul) -> std::optional<std::vector<size_t>> {
-              std::optional<std::vector<size_t>> nodes = runtime::cpu::find_attention(graph, matmul);
-              if (!nodes || runtime::cpu::attention_scores(graph, matmul) < runtime::cpu::kMinAttentionScores) {
-                return std::nullopt;
-              }
-              return nodes;
-            },
-            [](const Graph& graph, const std::vector<size_t>& producers, size_t node) {
-              return runtime::cpu::find_sliced_concat(graph, producers, node);
-            },
+            library_sets,
             [](const Graph& graph, const runtime::KernelGroup& group) {
               // A generated kernel (a symbol) adapts only when it is pointwise (make_kernel).
               return runtime::cpu::is_pointwise_group(graph, group) ||
-                     (group.symbol.empty() && runtime::cpu::concat_takes_native_layouts(graph, group));
+                     (group.symbol.empty() && (runtime::cpu::concat_takes_native_layouts(graph, group) ||
+                                               runtime::cpu::is_max_pool_group(graph, group)));
             }};
   }
 

@@ -151,20 +151,6 @@ std::vector<bool> lossless_boundaries(const ClusterGraph& clusters,
   return lossless;
 }
 
-// The node sets that one library kernel computes, as the rules find them,
-// each once: attentions, Concats with the Slices computing their inputs.
-std::vector<std::vector<size_t>> find_library_sets(const Graph& graph, const CandidateRules& rules) {
-  std::vector<std::vector<size_t>> sets;
-  const std::vector<size_t> producers = rules.sliced_concat ? producer_nodes(graph) : std::vector<size_t>{};
-  for (size_t node = 0; node < graph.nodes().size(); ++node) {
-    std::optional<std::vector<size_t>> nodes;
-    if (graph.nodes()[node].op == "MatMul" && rules.attention) nodes = rules.attention(graph, node);
-    if (graph.nodes()[node].op == "Concat" && rules.sliced_concat) nodes = rules.sliced_concat(graph, producers, node);
-    if (nodes) sets.push_back(std::move(*nodes));
-  }
-  return sets;
-}
-
 // The clusters of each MatMul and the Transpose that can be its prologue
 // (EpilogueChains::operand_transpose), which a candidate needs in one part.
 std::vector<std::pair<size_t, size_t>> prologue_spans(const Graph& graph, const ClusterGraph& clusters) {
@@ -344,7 +330,7 @@ class Enumerator {
   const Graph& graph_;
   const CandidateRules& rules_;
   const CandidateOptions& options_;
-  const std::vector<std::vector<size_t>>& library_sets_;  // find_library_sets
+  const std::vector<std::vector<size_t>>& library_sets_;  // rules.library_sets
   const std::vector<std::pair<size_t, size_t>>& spans_;  // cluster ranges a part must not split
   CandidateSet& out_;
   runtime::GroupMaker make_group_;
@@ -357,7 +343,8 @@ CandidateSet enumerate_candidates(const Graph& graph, const CandidateRules& rule
                                   const std::vector<Alternative>& alternatives) {
   CandidateSet out;
   out.clusters = build_clusters(graph, rules.fusion);
-  const std::vector<std::vector<size_t>> library_sets = find_library_sets(graph, rules);
+  const std::vector<std::vector<size_t>> library_sets =
+      rules.library_sets ? rules.library_sets(graph) : std::vector<std::vector<size_t>>{};
   std::vector<std::pair<size_t, size_t>> spans = node_set_spans(library_sets, out.clusters);
   for (const auto& span : prologue_spans(graph, out.clusters)) spans.push_back(span);
   const std::vector<std::pair<size_t, size_t>> kept_whole = alternative_spans(alternatives, out.clusters);

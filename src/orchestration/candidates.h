@@ -68,13 +68,10 @@ struct CandidateRules {
   std::function<bool(const Graph&, const runtime::KernelGroup&)> linear_supported;
   // A linear group's implementations besides the default one.
   std::function<std::vector<std::string>(const Graph&, const runtime::KernelGroup&)> linear_variants = {};
-  // The nodes of an attention that starts with this MatMul node, computed by
-  // one library kernel (runtime/kernels/cpu/attention_kernel.h), if they form one.
-  std::function<std::optional<std::vector<size_t>>(const Graph&, size_t)> attention = {};
-  // The nodes of a Concat and the Slices computing its inputs, computed by
-  // one library kernel, if they form one; `producers`: producer_nodes(graph).
-  std::function<std::optional<std::vector<size_t>>(const Graph&, const std::vector<size_t>& producers, size_t)>
-      sliced_concat = {};
+  // The node sets that one library kernel each computes (an attention, a
+  // Concat with the Slices computing its inputs, a max pool's Pad, Slices
+  // and Maxes), each once.
+  std::function<std::vector<std::vector<size_t>>(const Graph&)> library_sets = {};
   // Whether the kernel of these nodes (a library one, or a generated one:
   // the group has a symbol; not a linear one) reads and writes the native
   // layouts the linear kernels compute in (a Concat or a pointwise kernel

@@ -1,0 +1,436 @@
+// Max pooling as one oneDNN pooling primitive. Fission turns MaxPool into a
+// Pad with -inf and strided Slices folded with Max (fission/pool_rules.cc);
+// as generated code those chains recompute every window from its taps (a
+// 13x13 SPP pool: 169 loads per output) and read row-major only. This file
+// recognizes such chains in the primitive graph, whatever their order of
+// taps, as a window of taps over one tensor, and runs that window as
+// oneDNN's max pooling, which computes in the layout its input arrives in
+// (row-major, channels-last or blocked), so a pool between convolutions
+// keeps their native layout.
+//
+// Recognition is by what the nodes compute, not by their names: every value
+// of the chain is a set of taps, each a strided view of the padded tensor
+// (slice_view); Max unites its inputs' taps. The chain is a max pool when
+// the taps of its output are a box of per-axis offsets in arithmetic
+// progression (kernel and dilation) with one step per axis (stride), and the
+// padding read is the Pad's -inf: oneDNN's max pooling excludes padding,
+// which is the same.
+#include <oneapi/dnnl/dnnl.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <optional>
+#include <set>
+#include <unordered_map>
+
+#include "ir/graph_utils.h"
+#include "reference/ops/op_utils.h"
+#include "runtime/kernels/cpu/layout_strided_copy.h"
+#include "runtime/kernels/cpu/onednn_common.h"
+#include "runtime/kernels/cpu/registry.h"
+#include "support/error.h"
+
+namespace orchid::runtime::cpu {
+
+namespace {
+
+using dnnl::memory;
+
+// A max pool over group input `source` (before its padding), in oneDNN's terms.
+struct PoolGeometry {
+  size_t source = 0;  // group input slot
+  memory::dims src, dst, kernel, strides, dilation, pad_l,
+      pad_r;  // dilation: oneDNN's (taps' distance - 1)
+};
+
+// A tap: the output as a strided view (element offset, per-axis strides) of the
+// padded tensor.
+using Tap = std::pair<int64_t, std::vector<int64_t>>;
+using Taps = std::set<Tap>;
+
+const Tensor* constant_of(const Graph& graph, ValueId id) {
+  if (id == kNoValue) return nullptr;
+  const Value& value = graph.value(id);
+  return value.is_constant() ? &*value.constant : nullptr;
+}
+
+// The per-axis (begin, end) pads of a constant-mode Pad whose value is -inf,
+// when all are constant and none crops.
+std::optional<std::pair<std::vector<int64_t>, std::vector<int64_t>>> minus_infinity_pads(const Graph& graph,
+                                                                                         const Node& pad) {
+  if (pad.attrs.get_string("mode", "constant") != "constant" || pad.inputs.size() < 3) return std::nullopt;
+  const Tensor* pads = constant_of(graph, pad.inputs[1]);
+  const Tensor* value = constant_of(graph, pad.inputs[2]);
+  const Tensor* axes_t = pad.inputs.size() > 3 ? constant_of(graph, pad.inputs[3]) : nullptr;
+  if (!pads || !value || value->numel() != 1 || (pad.inputs.size() > 3 && pad.inputs[3] != kNoValue && !axes_t)) {
+    return std::nullopt;
+  }
+  const double v = value->at_f64(0);
+  if (!(std::isinf(v) && v < 0)) return std::nullopt;
+  const int64_t rank = int64_t(graph.type(pad.inputs[0]).rank());
+  std::vector<int64_t> axes;
+  if (axes_t) {
+    axes = reference::normalize_axes(axes_t->to_i64_vector(), rank);
+  } else {
+    for (int64_t d = 0; d < rank; ++d) axes.push_back(d);
+  }
+  const std::vector<int64_t> p = pads->to_i64_vector();
+  if (p.size() != 2 * axes.size()) return std::nullopt;
+  std::vector<int64_t> begin(size_t(rank), 0), end(size_t(rank), 0);
+  for (size_t i = 0; i < axes.size(); ++i) {
+    if (p[i] < 0 || p[i + axes.size()] < 0) return std::nullopt;
+    begin[size_t(axes[i])] = p[i];
+    end[size_t(axes[i])] = p[i + axes.size()];
+  }
+  return std::make_pair(begin, end);
+}
+
+// The taps of every value of a group of Max, Slice and at most one Pad
+// nodes, relative to one tensor: the Pad's output, or else the group's one
+// runtime input.
+class TapAnalysis {
+ public:
+  TapAnalysis(const Graph& graph, const KernelGroup& group) : graph_(graph), group_(group) {
+    for (size_t index : group.nodes) {
+      for (ValueId id : graph.nodes()[index].outputs) producer_[id] = index;
+    }
+  }
+
+  std::optional<Taps> taps(ValueId id) {
+    if (auto it = memo_.find(id); it != memo_.end()) return it->second;
+    std::optional<Taps> result = compute(id);
+    memo_[id] = result;
+    return result;
+  }
+
+  std::optional<ValueId> base() const { return base_; }
+  const Node* pad() const { return pad_; }
+  size_t visited() const { return visited_.size(); }
+
+ private:
+  std::optional<Taps> compute(ValueId id) {
+    auto it = producer_.find(id);
+    if (it == producer_.end()) return as_base(id, nullptr);
+    const Node& node = graph_.nodes()[it->second];
+    visited_.insert(it->second);
+    if (!node.domain.empty() || node.outputs.size() != 1) return std::nullopt;
+    if (node.op == "Pad") return as_base(id, &node);
+    if (node.op == "Slice") {
+      std::optional<Taps> in = taps(node.inputs[0]);
+      if (!in) return std::nullopt;
+      Taps out;
+      for (const Tap& tap : *in) {
+        std::optional<StridedView> view = slice_view(graph_, node, StridedView{tap.second, tap.first});
+        if (!view || std::any_of(view->strides.begin(), view->strides.end(), [](int64_t s) { return s <= 0; })) {
+          return std::nullopt;
+        }
+        out.insert({view->base, view->strides});
+      }
+      return out;
+    }
+    if (node.op == "Max") {
+      Taps out;
+      for (ValueId input : node.inputs) {
+        if (input == kNoValue || graph_.type(input).shape != graph_.type(id).shape) return std::nullopt;
+        std::optional<Taps> in = taps(input);
+        if (!in) return std::nullopt;
+        out.insert(in->begin(), in->end());
+      }
+      return out;
+    }
+    return std::nullopt;
+  }
+
+  // The tensor every tap is a view of: one only.
+  std::optional<Taps> as_base(ValueId id, const Node* pad) {
+    if (base_ && *base_ != id) return std::nullopt;
+    if (!pad && graph_.value(id).is_constant()) return std::nullopt;
+    base_ = id;
+    pad_ = pad;
+    return Taps{{0, shape_strides(graph_.type(id).shape)}};
+  }
+
+  const Graph& graph_;
+  const KernelGroup& group_;
+  std::unordered_map<ValueId, size_t> producer_;
+  std::unordered_map<ValueId, std::optional<Taps>> memo_;
+  std::set<size_t> visited_;
+  std::optional<ValueId> base_;
+  const Node* pad_ = nullptr;
+};
+
+// Per spatial axis of a box of taps: the first offset, the number of taps
+// and their distance; nullopt when the offsets are not an arithmetic
+// progression.
+struct AxisTaps {
+  int64_t first = 0, count = 1, distance = 1, step = 1;
+};
+
+std::optional<std::vector<AxisTaps>> box_of(const Taps& taps, const Shape& base) {
+  const std::vector<int64_t> strides = shape_strides(base);
+  const size_t rank = base.size();
+  std::vector<std::set<int64_t>> offsets(rank);
+  std::vector<AxisTaps> axes(rank);
+  bool first = true;
+  for (const auto& [offset, view] : taps) {
+    int64_t rest = offset;
+    for (size_t a = 0; a < rank; ++a) {
+      if (strides[a] == 0 || view[a] % strides[a] != 0) return std::nullopt;
+      const int64_t step = view[a] / strides[a];
+      if (first) axes[a].step = step;
+      if (axes[a].step != step) return std::nullopt;
+      offsets[a].insert(rest / strides[a]);
+      rest %= strides[a];
+    }
+    first = false;
+  }
+  size_t box = 1;
+  for (size_t a = 0; a < rank; ++a) {
+    const std::vector<int64_t> o(offsets[a].begin(), offsets[a].end());
+    axes[a].first = o[0];
+    axes[a].count = int64_t(o.size());
+    axes[a].distance = o.size() > 1 ? o[1] - o[0] : 1;
+    for (size_t i = 1; i < o.size(); ++i) {
+      if (o[i] - o[i - 1] != axes[a].distance) return std::nullopt;
+    }
+    box *= o.size();
+  }
+  if (box != taps.size()) return std::nullopt;
+  return axes;
+}
+
+// The group as a float32 max pool over the spatial axes (2 to 4: 1-D to
+// 3-D pools), with the batch and channel axes untouched.
+std::optional<PoolGeometry> max_pool_geometry(const Graph& graph, const KernelGroup& group) {
+  if (group.outputs.size() != 1 || group.nodes.empty()) return std::nullopt;
+  const TensorType& out = graph.type(group.outputs[0]);
+  if (out.dtype != DType::Float32 || out.rank() < 3 || out.rank() > 5) return std::nullopt;
+  TapAnalysis analysis(graph, group);
+  std::optional<Taps> taps = analysis.taps(group.outputs[0]);
+  if (!taps || !analysis.base() || analysis.visited() != group.nodes.size()) return std::nullopt;
+  const ValueId base = *analysis.base();
+  const ValueId source = analysis.pad() ? analysis.pad()->inputs[0] : base;
+  if (std::find(group.inputs.begin(), group.inputs.end(), source) == group.inputs.end()) return std::nullopt;
+  const Shape& in = graph.type(source).shape;
+  std::optional<std::vector<AxisTaps>> box = box_of(*taps, graph.type(base).shape);
+  if (!box) return std::nullopt;
+  const size_t rank = in.size();
+  std::vector<int64_t> pad_begin(rank, 0);
+  if (analysis.pad()) {
+    auto pads = minus_infinity_pads(graph, *analysis.pad());
+    if (!pads) return std::nullopt;
+    pad_begin = pads->first;
+  }
+  PoolGeometry g;
+  g.source = input_slot(group, source);
+  g.src.assign(in.begin(), in.end());
+  g.dst.assign(out.shape.begin(), out.shape.end());
+  bool pools = false;
+  for (size_t a = 0; a < rank; ++a) {
+    const AxisTaps& t = (*box)[a];
+    if (a < 2) {  // batch and channels: every element once, unpadded
+      if (t.count != 1 || t.step != 1 || t.first != 0 || pad_begin[a] != 0 || out.shape[a] != in[a]) {
+        return std::nullopt;
+      }
+      continue;
+    }
+    pools = pools || t.count > 1 || t.step > 1;
+    const int64_t pad_l = pad_begin[a] - t.first;
+    const int64_t extent = (t.count - 1) * t.distance + 1;
+    int64_t pad_r = (out.shape[a] - 1) * t.step + extent - in[a] - pad_l;
+    if (pad_l < 0) return std::nullopt;  // the window starts inside the input: a crop
+    if (pad_r < 0) {                     // the last window ends before the input does: oneDNN's
+                                         // floor gives the same size
+      if (pad_r + t.step - 1 < 0) return std::nullopt;
+      pad_r = 0;
+    }
+    g.kernel.push_back(t.count);
+    g.strides.push_back(t.step);
+    g.dilation.push_back(t.count > 1 ? t.distance - 1 : 0);
+    g.pad_l.push_back(pad_l);
+    g.pad_r.push_back(pad_r);
+  }
+  if (!pools) return std::nullopt;
+  return g;
+}
+
+// oneDNN's max pooling of `geometry` reading `src`, writing `dst` (format any:
+// the layout it picks).
+std::optional<dnnl::pooling_v2_forward::primitive_desc> pool_pd(const PoolGeometry& g, const memory::desc& src,
+                                                                const memory::desc& dst) {
+  try {
+    const dnnl::pooling_v2_forward::desc desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::pooling_max, src,
+                                              dst, g.strides, g.kernel, g.dilation, g.pad_l, g.pad_r);
+    return dnnl::pooling_v2_forward::primitive_desc(desc, onednn::cpu_engine());
+  } catch (const dnnl::error&) {
+    return std::nullopt;
+  }
+}
+
+memory::desc any_f32(const memory::dims& dims) {
+  return memory::desc(dims, memory::data_type::f32, memory::format_tag::any);
+}
+
+class OneDnnPoolKernel : public Kernel {
+ public:
+  OneDnnPoolKernel(PoolGeometry geometry, dnnl::pooling_v2_forward::primitive_desc pd)
+      : g_(std::move(geometry)), stream_(onednn::cpu_engine()) {
+    use(std::move(pd));
+  }
+
+  void run(const KernelArgs& args) override {
+    args_[DNNL_ARG_SRC].set_data_handle(const_cast<void*>(args.inputs[g_.source]));
+    void* dst = convert_output_ ? scratch_.data() : args.outputs[0];
+    args_[DNNL_ARG_DST].set_data_handle(dst);
+    primitive_.execute(stream_, args_);
+    stream_.wait();
+    if (convert_output_) run_strided_copy(*convert_output_, sizeof(float), scratch_.data(), args.outputs[0]);
+  }
+
+  std::string implementation() const override {
+    std::string layout = !native_input_ ? "" : convert_output_ ? ", from a native layout" : ", in a native layout";
+    return std::string("onednn pool (") + pd_.impl_info_str() + layout + ")";
+  }
+
+  bool reads_input_at_run(size_t input) const override { return input == g_.source; }
+
+  // Any oneDNN layout of the source whose pooled output oneDNN writes in a
+  // layout the strided copies can turn row-major (for a row-major reader).
+  bool can_read_input_as(size_t input, const NativeLayout& layout) const override {
+    if (input != g_.source || layout.kind != onednn::kOneDnnLayout) return false;
+    const memory::desc& md = onednn::layout_desc(layout);
+    if (md.dims() != g_.src) return false;
+    std::optional<dnnl::pooling_v2_forward::primitive_desc> pd = pool_pd(g_, md, any_f32(g_.dst));
+    return pd && onednn::layout_copy(pd->dst_desc(), onednn::plain_f32(g_.dst)).has_value();
+  }
+
+  // The pool then writes the layout oneDNN picks for that source, converted
+  // to row-major unless every reader takes it (use_native_output).
+  void read_input_as(size_t input, const NativeLayout& layout) override {
+    ORCHID_CHECK(can_read_input_as(input, layout)) << "input " << input << " cannot take the layout";
+    use(*pool_pd(g_, onednn::layout_desc(layout), any_f32(g_.dst)));
+    native_input_ = true;
+    const memory::desc plain = onednn::plain_f32(g_.dst);
+    if (pd_.dst_desc() != plain) {
+      convert_output_ = onednn::layout_copy(pd_.dst_desc(), plain);
+      scratch_.assign(pd_.dst_desc().get_size() / sizeof(float), 0.f);
+    }
+  }
+
+  std::optional<NativeLayout> native_output_layout(size_t output) const override {
+    if (output != 0 || !convert_output_) return std::nullopt;
+    return onednn::native_layout(pd_.dst_desc());
+  }
+
+  void use_native_output(size_t output) override {
+    ORCHID_CHECK(output == 0 && convert_output_) << "no native layout for output " << output;
+    convert_output_.reset();
+    scratch_.clear();
+  }
+
+ private:
+  void use(dnnl::pooling_v2_forward::primitive_desc pd) {
+    pd_ = std::move(pd);
+    primitive_ = dnnl::pooling_v2_forward(pd_);
+    args_.clear();
+    args_[DNNL_ARG_SRC] = memory(pd_.src_desc(), onednn::cpu_engine(), DNNL_MEMORY_NONE);
+    args_[DNNL_ARG_DST] = memory(pd_.dst_desc(), onednn::cpu_engine(), DNNL_MEMORY_NONE);
+  }
+
+  PoolGeometry g_;
+  dnnl::stream stream_;
+  dnnl::pooling_v2_forward::primitive_desc pd_;
+  dnnl::primitive primitive_;
+  std::unordered_map<int, memory> args_;
+  bool native_input_ = false;
+  std::optional<StridedCopy> convert_output_;  // native result -> row-major output
+  std::vector<float> scratch_;
+};
+
+// The Max, Slice and Pad nodes a walk back from node `root` reaches,
+// stopping at other nodes' values and, with `stops`, at the outputs of the
+// nodes in it.
+std::vector<size_t> pool_chain(const Graph& graph, const std::vector<size_t>& producers, size_t root,
+                               const std::set<size_t>& stops) {
+  std::vector<size_t> nodes;
+  std::vector<size_t> frontier = {root};
+  std::set<size_t> seen = {root};
+  while (!frontier.empty()) {
+    const size_t index = frontier.back();
+    frontier.pop_back();
+    nodes.push_back(index);
+    const Node& node = graph.nodes()[index];
+    if (node.op == "Pad") continue;  // the chain's start
+    for (ValueId id : node.inputs) {
+      const size_t p = id == kNoValue ? kNoNode : producers[size_t(id)];
+      if (p == kNoNode || seen.count(p) || stops.count(p)) continue;
+      const Node& producer = graph.nodes()[p];
+      if (!producer.domain.empty() || (producer.op != "Max" && producer.op != "Slice" && producer.op != "Pad"))
+        continue;
+      seen.insert(p);
+      frontier.push_back(p);
+    }
+  }
+  std::sort(nodes.begin(), nodes.end());
+  return nodes;
+}
+
+}  // namespace
+
+std::vector<std::vector<size_t>> find_max_pools(const Graph& graph, const std::vector<size_t>& producers) {
+  // Roots: the last fold of a window (a Max no Max reads) and a Slice of
+  // one that no Max or Slice reads (a window's stride taken last).
+  const size_t count = graph.nodes().size();
+  const auto is = [&](size_t n, const char* op) {
+    const Node& node = graph.nodes()[n];
+    return node.op == op && node.domain.empty() && node.outputs.size() == 1;
+  };
+  const auto producer = [&](ValueId id) { return id == kNoValue ? kNoNode : producers[size_t(id)]; };
+  std::vector<bool> read_by_max(count, false), read_by_chain(count, false);
+  for (size_t n = 0; n < count; ++n) {
+    if (!is(n, "Max") && !is(n, "Slice")) continue;
+    for (ValueId id : graph.nodes()[n].inputs) {
+      if (const size_t p = producer(id); p != kNoNode) {
+        read_by_chain[p] = true;
+        read_by_max[p] = read_by_max[p] || is(n, "Max");
+      }
+    }
+  }
+  std::set<size_t> roots, folds;
+  for (size_t n = 0; n < count; ++n) {
+    if (is(n, "Max") && !read_by_max[n]) roots.insert(n), folds.insert(n);
+    const size_t p = is(n, "Slice") ? producer(graph.nodes()[n].inputs[0]) : kNoNode;
+    if (p != kNoNode && is(p, "Max") && !read_by_chain[n]) roots.insert(n);
+  }
+  // Per root, the whole window and, where the fold went one axis at a time
+  // (an earlier root's output sliced again), the last axis's stage alone:
+  // the plan may run the stages as separate pools, k + k taps instead of k * k.
+  std::set<std::vector<size_t>> sets;
+  for (size_t root : roots) {
+    std::set<size_t> others = folds;
+    others.erase(root);
+    for (const std::vector<size_t>& nodes :
+         {pool_chain(graph, producers, root, {}), pool_chain(graph, producers, root, others)}) {
+      const KernelGroup group = make_group(graph, nodes);
+      std::optional<PoolGeometry> g = max_pool_geometry(graph, group);
+      if (g && pool_pd(*g, onednn::plain_f32(g->src), onednn::plain_f32(g->dst))) sets.insert(nodes);
+    }
+  }
+  return {sets.begin(), sets.end()};
+}
+
+bool is_max_pool_group(const Graph& graph, const KernelGroup& group) {
+  return group.symbol.empty() && max_pool_geometry(graph, group).has_value();
+}
+
+std::unique_ptr<Kernel> make_pool_kernel(const Graph& graph, const KernelGroup& group) {
+  std::optional<PoolGeometry> g = max_pool_geometry(graph, group);
+  if (!g) return nullptr;
+  std::optional<dnnl::pooling_v2_forward::primitive_desc> pd =
+      pool_pd(*g, onednn::plain_f32(g->src), onednn::plain_f32(g->dst));
+  if (!pd) return nullptr;
+  return std::make_unique<OneDnnPoolKernel>(std::move(*g), std::move(*pd));
+}
+
+}  // namespace orchid::runtime::cpu
