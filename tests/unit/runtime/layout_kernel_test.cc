@@ -57,7 +57,8 @@ TEST(LayoutKernel, Reshape) {
   for (DType dtype : kDTypes) {
     expect_layout_kernel(one_node_graph("Reshape", {var({2, 3, 4}, dtype), ints({4, -1})}));
     expect_layout_kernel(one_node_graph("Reshape", {var({300, 400}, dtype), ints({0, 20, 20})}));
-    expect_layout_kernel(one_node_graph("Reshape", {var({0, 4}, dtype), ints({4, 0})}, attrs({{"allowzero", int64_t(1)}})));
+    expect_layout_kernel(
+        one_node_graph("Reshape", {var({0, 4}, dtype), ints({4, 0})}, attrs({{"allowzero", int64_t(1)}})));
   }
 }
 
@@ -70,11 +71,11 @@ TEST(LayoutKernel, Slice) {
   for (DType dtype : kDTypes) {
     SCOPED_TRACE(dtype_name(dtype));
     expect_layout_kernel(slice_graph({6, 7, 8}, dtype, {1, 2}, {5, -1}, {0, 2}, {1, 1}));
-    expect_layout_kernel(slice_graph({6, 7, 8}, dtype, {0}, {3}, {-1}, {1}));               // inner slice
-    expect_layout_kernel(slice_graph({6, 7, 8}, dtype, {5, -1}, {-100, 0}, {0, 1}, {-2, -1}));  // reversed
+    expect_layout_kernel(slice_graph({6, 7, 8}, dtype, {0}, {3}, {-1}, {1}));                    // inner slice
+    expect_layout_kernel(slice_graph({6, 7, 8}, dtype, {5, -1}, {-100, 0}, {0, 1}, {-2, -1}));   // reversed
     expect_layout_kernel(slice_graph({6, 7, 8}, dtype, {-3, 100}, {1000, 2}, {2, 1}, {2, -3}));  // clamped
-    expect_layout_kernel(slice_graph({6, 7, 8}, dtype, {4}, {2}, {1}, {1}));                 // empty
-    expect_layout_kernel(slice_graph({6, 0, 8}, dtype, {1}, {4}, {0}, {1}));                 // empty input
+    expect_layout_kernel(slice_graph({6, 7, 8}, dtype, {4}, {2}, {1}, {1}));                     // empty
+    expect_layout_kernel(slice_graph({6, 0, 8}, dtype, {1}, {4}, {0}, {1}));                     // empty input
     expect_layout_kernel(slice_graph({10, 4}, dtype, {0}, {10}, {0}, {3}));
   }
   // Without the optional axes and steps inputs.
@@ -89,8 +90,8 @@ TEST(LayoutKernel, Concat) {
       size_t d = size_t(axis < 0 ? axis + 3 : axis);
       b[d] = 1;
       c[d] = 0;
-      expect_layout_kernel(
-          one_node_graph("Concat", {var(a, dtype), var(b, dtype), var(c, dtype), var(a, dtype)}, attrs({{"axis", axis}})));
+      expect_layout_kernel(one_node_graph("Concat", {var(a, dtype), var(b, dtype), var(c, dtype), var(a, dtype)},
+                                          attrs({{"axis", axis}})));
     }
   }
   // One value concatenated with itself and with a constant.
@@ -120,7 +121,7 @@ TEST(LayoutKernel, Pad) {
     expect_layout_kernel(pad_graph({2, 3, 4}, dtype, {2, 1}, value, std::vector<int64_t>{-1}));
     expect_layout_kernel(pad_graph({2, 3, 4}, dtype, {0, 0, 0, 0, 0, 0}));
     expect_layout_kernel(pad_graph({2, 0, 4}, dtype, {0, 1, 0, 0, 1, 0}, value));  // empty input
-    expect_layout_kernel(pad_graph({2, 3}, dtype, {0, -3, 0, 0}));                   // empty output
+    expect_layout_kernel(pad_graph({2, 3}, dtype, {0, -3, 0, 0}));                 // empty output
   }
   // A float constant_value for an int64 input is cast, as the importer's rewrite expects.
   expect_layout_kernel(pad_graph({3, 3}, DType::Int64, {1, 1, 1, 1}, Tensor::scalar_f32(-4.75f)));
@@ -162,7 +163,12 @@ TEST(LayoutKernel, Gather) {
       reflect.insert(reflect.end(), {29, 28});
       std::vector<int64_t> upsample;
       for (int64_t i = 0; i < 62; ++i) upsample.push_back(i / 2);
-      for (const auto& table : {reflect, upsample}) {
+      // Sixteen outputs from within sixteen elements (one vector load and a
+      // permute): a x3 upsample, and blocks read backwards.
+      std::vector<int64_t> triple, backwards;
+      for (int64_t i = 0; i < 93; ++i) triple.push_back(i / 3);
+      for (int64_t i = 0; i < 40; ++i) backwards.push_back(std::min<int64_t>(30, (i / 16) * 8 + 15 - i % 16));
+      for (const auto& table : {reflect, upsample, triple, backwards}) {
         const Tensor t = Tensor::from_vector(index_dtype, {int64_t(table.size())}, table);
         for (int64_t axis : {1, -1}) {
           Shape shape = {3, 4, 31};
@@ -188,7 +194,8 @@ TEST(LayoutKernel, BigCopiesAgreeAcrossThreads) {
   int before = num_threads();
   for (int threads : {1, 2, 3}) {
     set_num_threads(threads);
-    expect_layout_kernel(one_node_graph("Transpose", {var({3, 130, 257})}, attrs({{"perm", std::vector<int64_t>{2, 0, 1}}})));
+    expect_layout_kernel(
+        one_node_graph("Transpose", {var({3, 130, 257})}, attrs({{"perm", std::vector<int64_t>{2, 0, 1}}})));
     expect_layout_kernel(slice_graph({400, 300}, DType::Float32, {399, 1}, {-1000, 299}, {0, 1}, {-1, 2}));
     expect_layout_kernel(one_node_graph("Reshape", {var({512, 512}), ints({-1})}));
     expect_layout_kernel(one_node_graph("Expand", {var({1, 300}), ints({500, 300})}));
@@ -210,7 +217,8 @@ TEST(LayoutKernel, StreamedCopiesOfLargeOutputs) {
   for (int threads : {1, 2}) {
     set_num_threads(threads);
     expect_layout_kernel(one_node_graph("Gather", {var({1, 1152, 64}), cst(indices)}, attrs({{"axis", int64_t(1)}})));
-    expect_layout_kernel(one_node_graph("Concat", {var({3, 1000003}), var({3, 999999})}, attrs({{"axis", int64_t(1)}})));
+    expect_layout_kernel(
+        one_node_graph("Concat", {var({3, 1000003}), var({3, 999999})}, attrs({{"axis", int64_t(1)}})));
     expect_layout_kernel(one_node_graph("Reshape", {var({4100, 1050}), ints({-1})}));
   }
   set_num_threads(before);
