@@ -52,7 +52,7 @@ std::vector<std::vector<size_t>> library_sets(const Graph& graph) {
     if (graph.nodes()[node].op == "Concat") nodes = runtime::cpu::find_sliced_concat(graph, producers, node);
     if (nodes) sets.push_back(std::move(*nodes));
   }
-  for (std::vector<size_t>& pool : runtime::cpu::find_max_pools(graph, producers)) sets.push_back(std::move(pool));
+  for (std::vector<size_t>& pool : runtime::cpu::find_pools(graph, producers)) sets.push_back(std::move(pool));
   return sets;
 }
 
@@ -78,7 +78,7 @@ class CpuBackend : public Backend {
               // A generated kernel (a symbol) adapts only when it is pointwise (make_kernel).
               return runtime::cpu::is_pointwise_group(graph, group) ||
                      (group.symbol.empty() && (runtime::cpu::concat_takes_native_layouts(graph, group) ||
-                                               runtime::cpu::is_max_pool_group(graph, group)));
+                                               runtime::cpu::is_pool_group(graph, group)));
             }};
   }
 

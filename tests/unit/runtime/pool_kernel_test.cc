@@ -1,5 +1,5 @@
 // Max pooling as one oneDNN kernel: the Pad, Slices and Maxes fission makes
-// of a MaxPool are recognized (find_max_pools) and computed by
+// of a MaxPool are recognized (find_pools) and computed by
 // make_pool_kernel, against the interpreter on the MaxPool itself, for
 // random 1-D to 3-D windows (strides, dilations, pads, ceil_mode, auto_pad,
 // sizes that are not multiples of the vector width), whole or as its
@@ -24,6 +24,9 @@ using namespace testing;  // NOLINT
 using dnnl::memory;
 
 Graph max_pool(const Shape& shape, Attributes a) { return one_node_graph("MaxPool", {var(shape)}, std::move(a)); }
+Graph average_pool(const Shape& shape, Attributes a) {
+  return one_node_graph("AveragePool", {var(shape)}, std::move(a));
+}
 
 std::vector<size_t> all_nodes(const Graph& g) {
   std::vector<size_t> nodes(g.nodes().size());
@@ -31,8 +34,10 @@ std::vector<size_t> all_nodes(const Graph& g) {
   return nodes;
 }
 
-// Random MaxPool attributes for an input of `spatial` axes.
-Attributes random_window(std::mt19937& rng, const Shape& spatial) {
+// Random MaxPool / AveragePool attributes for an input of `spatial` axes;
+// an average counts the padding or not (not with ceil_mode, whose extension
+// no oneDNN average leaves out of a whole window).
+Attributes random_window(std::mt19937& rng, const Shape& spatial, bool average) {
   const size_t n = spatial.size();
   std::vector<int64_t> kernel(n), strides(n), dilations(n), pads(2 * n);
   for (size_t j = 0; j < n; ++j) {
@@ -52,20 +57,26 @@ Attributes random_window(std::mt19937& rng, const Shape& spatial) {
     a.set("pads", pads);
     a.set("ceil_mode", int64_t(rng() % 2));
   }
+  if (average) {
+    const bool ceil = a.get_int("ceil_mode", 0) == 1;
+    a.set("count_include_pad", int64_t(ceil ? 0 : rng() % 2));
+  }
   return a;
 }
 
-TEST(MaxPoolKernel, RandomWindowsMatchTheInterpreter) {
+TEST(PoolKernel, RandomWindowsMatchTheInterpreter) {
   std::mt19937 rng(17);
   int checked = 0;
-  for (int trial = 0; trial < 40; ++trial) {
+  for (int trial = 0; trial < 80; ++trial) {
+    const bool average = trial % 2 == 1;
     const size_t spatial = 1 + trial % 3;
     Shape shape = {1 + int64_t(rng() % 2), 1 + int64_t(rng() % 20)};
     for (size_t j = 0; j < spatial; ++j)
       shape.push_back(std::uniform_int_distribution<int64_t>(3, spatial == 3 ? 7 : 19)(rng));
-    const Graph pool = max_pool(shape, random_window(rng, Shape(shape.begin() + 2, shape.end())));
+    const Attributes window = random_window(rng, Shape(shape.begin() + 2, shape.end()), average);
+    const Graph pool = average ? average_pool(shape, window) : max_pool(shape, window);
     const Graph primitives = fission::fission(pool);
-    const std::vector<std::vector<size_t>> sets = cpu::find_max_pools(primitives, producer_nodes(primitives));
+    const std::vector<std::vector<size_t>> sets = cpu::find_pools(primitives, producer_nodes(primitives));
     SCOPED_TRACE(pool.nodes()[0].describe() + " on " + shape_to_string(shape));
     // The whole window is one set, and one kernel.
     std::string ops;
@@ -102,7 +113,7 @@ TEST(MaxPoolKernel, RandomWindowsMatchTheInterpreter) {
     }
     ++checked;
   }
-  EXPECT_EQ(checked, 40);
+  EXPECT_EQ(checked, 80);
 }
 
 // `data` (row-major) converted from `from` into `to` by oneDNN.
@@ -151,7 +162,7 @@ void expect_native_pool(memory::format_tag tag, bool native_output) {
   for (size_t i = 0; i < out.size(); ++i) ASSERT_EQ(out[i], want.values<float>()[i]) << i;
 }
 
-TEST(MaxPoolKernel, ReadsAndWritesNativeLayouts) {
+TEST(PoolKernel, ReadsAndWritesNativeLayouts) {
   for (memory::format_tag tag : {memory::format_tag::nhwc, memory::format_tag::nChw8c, memory::format_tag::nChw16c}) {
     SCOPED_TRACE(int(tag));
     expect_native_pool(tag, true);
@@ -159,7 +170,7 @@ TEST(MaxPoolKernel, ReadsAndWritesNativeLayouts) {
   }
 }
 
-TEST(MaxPoolKernel, ChainsThatAreNotPoolsAreRefused) {
+TEST(PoolKernel, ChainsThatAreNotPoolsAreRefused) {
   GraphBuilder b;
   const ValueId x = b.input("x", {1, 4, 9, 9});
   const ValueId y = b.input("y", {1, 4, 9, 9});
@@ -171,7 +182,7 @@ TEST(MaxPoolKernel, ChainsThatAreNotPoolsAreRefused) {
   // Taps of two different tensors.
   const ValueId two = b.op("Max", {shifted(x, 0), shifted(y, 1)});
   const Graph two_sources = b.finish(two);
-  EXPECT_TRUE(cpu::find_max_pools(two_sources, producer_nodes(two_sources)).empty());
+  EXPECT_TRUE(cpu::find_pools(two_sources, producer_nodes(two_sources)).empty());
   // Offsets 0, 1, 3: not a window.
   GraphBuilder c;
   const ValueId z = c.input("z", {1, 4, 9, 9});
@@ -182,7 +193,7 @@ TEST(MaxPoolKernel, ChainsThatAreNotPoolsAreRefused) {
   };
   const ValueId gap = c.op("Max", {c.op("Max", {tap(0), tap(1)}), tap(3)});
   Graph gapped = c.finish(gap);
-  EXPECT_TRUE(cpu::find_max_pools(gapped, producer_nodes(gapped)).empty());
+  EXPECT_TRUE(cpu::find_pools(gapped, producer_nodes(gapped)).empty());
   // A window padded with zeros (a sum's padding, not a max's).
   const Graph pool = max_pool(
       {1, 3, 8, 8}, attrs({{"kernel_shape", std::vector<int64_t>{3, 3}}, {"pads", std::vector<int64_t>{1, 1, 1, 1}}}));
@@ -192,9 +203,18 @@ TEST(MaxPoolKernel, ChainsThatAreNotPoolsAreRefused) {
     if (node.op != "Pad") continue;
     node.inputs[2] = zero_padded.add_constant("zero", Tensor::from_vector(DType::Float32, {}, std::vector<float>{0.f}));
   }
-  for (const std::vector<size_t>& set : cpu::find_max_pools(zero_padded, producer_nodes(zero_padded))) {
+  for (const std::vector<size_t>& set : cpu::find_pools(zero_padded, producer_nodes(zero_padded))) {
     for (size_t n : set) EXPECT_NE(zero_padded.nodes()[n].op, "Pad");
   }
+  // An average counting the padding but not ceil_mode's extension: no
+  // oneDNN average divides so at the last window.
+  const Graph ceil_average = average_pool({1, 2, 6, 6}, attrs({{"kernel_shape", std::vector<int64_t>{3, 3}},
+                                                               {"strides", std::vector<int64_t>{2, 2}},
+                                                               {"pads", std::vector<int64_t>{1, 1, 1, 1}},
+                                                               {"ceil_mode", int64_t(1)},
+                                                               {"count_include_pad", int64_t(1)}}));
+  const Graph ceil_primitives = fission::fission(ceil_average);
+  EXPECT_TRUE(cpu::find_pools(ceil_primitives, producer_nodes(ceil_primitives)).empty());
   // An intermediate read elsewhere: the whole window is no longer one kernel's.
   Graph shared = fission::fission(pool);
   for (const Node& node : shared.nodes()) {
@@ -203,7 +223,7 @@ TEST(MaxPoolKernel, ChainsThatAreNotPoolsAreRefused) {
       break;
     }
   }
-  for (const std::vector<size_t>& set : cpu::find_max_pools(shared, producer_nodes(shared))) {
+  for (const std::vector<size_t>& set : cpu::find_pools(shared, producer_nodes(shared))) {
     EXPECT_NE(set, all_nodes(shared));
   }
 }

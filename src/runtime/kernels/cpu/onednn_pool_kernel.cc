@@ -1,24 +1,29 @@
-// Max pooling as one oneDNN pooling primitive. Fission turns MaxPool into a
-// Pad with -inf and strided Slices folded with Max (fission/pool_rules.cc);
-// as generated code those chains recompute every window from its taps (a
-// 13x13 SPP pool: 169 loads per output) and read row-major only. This file
-// recognizes such chains in the primitive graph, whatever their order of
-// taps, as a window of taps over one tensor, and runs that window as
-// oneDNN's max pooling, which computes in the layout its input arrives in
-// (row-major, channels-last or blocked), so a pool between convolutions
-// keeps their native layout.
+// Max and average pooling as one oneDNN pooling primitive. Fission turns
+// MaxPool into a Pad with -inf and strided Slices folded with Max, and
+// AveragePool into a Pad with 0, Slices summed with Add and a Div by a
+// constant of window sizes (fission/pool_rules.cc). As generated code those
+// chains recompute every window from its taps (a 13x13 SPP pool: 169 loads
+// per output) and read row-major only. This file recognizes such chains in
+// the primitive graph, whatever their order of taps, as a window of taps
+// over one tensor, and runs that window as oneDNN's pooling, which computes
+// in the layout its input arrives in (row-major, channels-last or blocked),
+// so a pool between convolutions keeps their native layout.
 //
 // Recognition is by what the nodes compute, not by their names: every value
 // of the chain is a set of taps, each a strided view of the padded tensor
-// (slice_view); Max unites its inputs' taps. The chain is a max pool when
-// the taps of its output are a box of per-axis offsets in arithmetic
-// progression (kernel and dilation) with one step per axis (stride), and the
-// padding read is the Pad's -inf: oneDNN's max pooling excludes padding,
-// which is the same.
+// (slice_view); Max unites its inputs' taps, Add sums them (each tap once).
+// The chain is a pool when the taps of its output are a box of per-axis
+// offsets in arithmetic progression (kernel and dilation) with one step per
+// axis (stride), the padding read is the Pad's -inf for a max (oneDNN's max
+// excludes padding, which is the same) or 0 for a sum, and an average's
+// divisors are exactly those of one of oneDNN's two averages (taps inside
+// the input: count_include_pad 0; the whole window: 1 without ceil_mode's
+// extension).
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <optional>
 #include <set>
@@ -37,17 +42,18 @@ namespace {
 
 using dnnl::memory;
 
-// A max pool over group input `source` (before its padding), in oneDNN's terms.
+// A pool over group input `source` (before its padding), in oneDNN's terms.
 struct PoolGeometry {
   size_t source = 0;  // group input slot
-  memory::dims src, dst, kernel, strides, dilation, pad_l,
-      pad_r;  // dilation: oneDNN's (taps' distance - 1)
+  dnnl::algorithm algorithm = dnnl::algorithm::pooling_max;
+  // dilation: oneDNN's (taps' distance - 1)
+  memory::dims src, dst, kernel, strides, dilation, pad_l, pad_r;
 };
 
 // A tap: the output as a strided view (element offset, per-axis strides) of the
-// padded tensor.
+// padded tensor; Taps: each with the number of times it is summed (1 for a max).
 using Tap = std::pair<int64_t, std::vector<int64_t>>;
-using Taps = std::set<Tap>;
+using Taps = std::map<Tap, int64_t>;
 
 const Tensor* constant_of(const Graph& graph, ValueId id) {
   if (id == kNoValue) return nullptr;
@@ -55,10 +61,9 @@ const Tensor* constant_of(const Graph& graph, ValueId id) {
   return value.is_constant() ? &*value.constant : nullptr;
 }
 
-// The per-axis (begin, end) pads of a constant-mode Pad whose value is -inf,
-// when all are constant and none crops.
-std::optional<std::pair<std::vector<int64_t>, std::vector<int64_t>>> minus_infinity_pads(const Graph& graph,
-                                                                                         const Node& pad) {
+// The per-axis begin pads of a constant-mode Pad whose value is `fill` (-inf
+// for a max, 0 for a sum), when all are constant and none crops.
+std::optional<std::vector<int64_t>> begin_pads(const Graph& graph, const Node& pad, double fill) {
   if (pad.attrs.get_string("mode", "constant") != "constant" || pad.inputs.size() < 3) return std::nullopt;
   const Tensor* pads = constant_of(graph, pad.inputs[1]);
   const Tensor* value = constant_of(graph, pad.inputs[2]);
@@ -67,7 +72,7 @@ std::optional<std::pair<std::vector<int64_t>, std::vector<int64_t>>> minus_infin
     return std::nullopt;
   }
   const double v = value->at_f64(0);
-  if (!(std::isinf(v) && v < 0)) return std::nullopt;
+  if (v != fill) return std::nullopt;
   const int64_t rank = int64_t(graph.type(pad.inputs[0]).rank());
   std::vector<int64_t> axes;
   if (axes_t) {
@@ -77,21 +82,21 @@ std::optional<std::pair<std::vector<int64_t>, std::vector<int64_t>>> minus_infin
   }
   const std::vector<int64_t> p = pads->to_i64_vector();
   if (p.size() != 2 * axes.size()) return std::nullopt;
-  std::vector<int64_t> begin(size_t(rank), 0), end(size_t(rank), 0);
+  std::vector<int64_t> begin(size_t(rank), 0);
   for (size_t i = 0; i < axes.size(); ++i) {
     if (p[i] < 0 || p[i + axes.size()] < 0) return std::nullopt;
     begin[size_t(axes[i])] = p[i];
-    end[size_t(axes[i])] = p[i + axes.size()];
   }
-  return std::make_pair(begin, end);
+  return begin;
 }
 
-// The taps of every value of a group of Max, Slice and at most one Pad
-// nodes, relative to one tensor: the Pad's output, or else the group's one
-// runtime input.
+// The taps of every value of a group of Slices, at most one Pad, and Max (or
+// Add) nodes combining taps, relative to one tensor: the Pad's output, or
+// else the group's one runtime input.
 class TapAnalysis {
  public:
-  TapAnalysis(const Graph& graph, const KernelGroup& group) : graph_(graph), group_(group) {
+  TapAnalysis(const Graph& graph, const KernelGroup& group, std::string combine)
+      : graph_(graph), group_(group), combine_(std::move(combine)) {
     for (size_t index : group.nodes) {
       for (ValueId id : graph.nodes()[index].outputs) producer_[id] = index;
     }
@@ -120,22 +125,22 @@ class TapAnalysis {
       std::optional<Taps> in = taps(node.inputs[0]);
       if (!in) return std::nullopt;
       Taps out;
-      for (const Tap& tap : *in) {
+      for (const auto& [tap, times] : *in) {
         std::optional<StridedView> view = slice_view(graph_, node, StridedView{tap.second, tap.first});
         if (!view || std::any_of(view->strides.begin(), view->strides.end(), [](int64_t s) { return s <= 0; })) {
           return std::nullopt;
         }
-        out.insert({view->base, view->strides});
+        out[{view->base, view->strides}] += times;
       }
       return out;
     }
-    if (node.op == "Max") {
+    if (node.op == combine_) {  // a max of taps is a set; a sum counts each
       Taps out;
       for (ValueId input : node.inputs) {
         if (input == kNoValue || graph_.type(input).shape != graph_.type(id).shape) return std::nullopt;
         std::optional<Taps> in = taps(input);
         if (!in) return std::nullopt;
-        out.insert(in->begin(), in->end());
+        for (const auto& [tap, times] : *in) out[tap] = combine_ == "Max" ? 1 : out[tap] + times;
       }
       return out;
     }
@@ -148,11 +153,12 @@ class TapAnalysis {
     if (!pad && graph_.value(id).is_constant()) return std::nullopt;
     base_ = id;
     pad_ = pad;
-    return Taps{{0, shape_strides(graph_.type(id).shape)}};
+    return Taps{{{0, shape_strides(graph_.type(id).shape)}, 1}};
   }
 
   const Graph& graph_;
   const KernelGroup& group_;
+  std::string combine_;
   std::unordered_map<ValueId, size_t> producer_;
   std::unordered_map<ValueId, std::optional<Taps>> memo_;
   std::set<size_t> visited_;
@@ -173,7 +179,9 @@ std::optional<std::vector<AxisTaps>> box_of(const Taps& taps, const Shape& base)
   std::vector<std::set<int64_t>> offsets(rank);
   std::vector<AxisTaps> axes(rank);
   bool first = true;
-  for (const auto& [offset, view] : taps) {
+  for (const auto& [tap, times] : taps) {
+    const auto& [offset, view] = tap;
+    if (times != 1) return std::nullopt;  // a tap summed twice
     int64_t rest = offset;
     for (size_t a = 0; a < rank; ++a) {
       if (strides[a] == 0 || view[a] % strides[a] != 0) return std::nullopt;
@@ -200,48 +208,41 @@ std::optional<std::vector<AxisTaps>> box_of(const Taps& taps, const Shape& base)
   return axes;
 }
 
-// The group as a float32 max pool over the spatial axes (2 to 4: 1-D to
-// 3-D pools), with the batch and channel axes untouched.
-std::optional<PoolGeometry> max_pool_geometry(const Graph& graph, const KernelGroup& group) {
-  if (group.outputs.size() != 1 || group.nodes.empty()) return std::nullopt;
-  const TensorType& out = graph.type(group.outputs[0]);
-  if (out.dtype != DType::Float32 || out.rank() < 3 || out.rank() > 5) return std::nullopt;
-  TapAnalysis analysis(graph, group);
-  std::optional<Taps> taps = analysis.taps(group.outputs[0]);
-  if (!taps || !analysis.base() || analysis.visited() != group.nodes.size()) return std::nullopt;
-  const ValueId base = *analysis.base();
-  const ValueId source = analysis.pad() ? analysis.pad()->inputs[0] : base;
+// The window of taps `taps` (of `base`, the Pad's output when `pad`) as a
+// pool over the spatial axes (2 to 4: 1-D to 3-D pools) of group input
+// `source`, the batch and channel axes untouched; `fill`: the Pad's value.
+std::optional<PoolGeometry> window_of(const Graph& graph, const KernelGroup& group, const Taps& taps, ValueId base,
+                                      const Node* pad, double fill, const Shape& out) {
+  const ValueId source = pad ? pad->inputs[0] : base;
   if (std::find(group.inputs.begin(), group.inputs.end(), source) == group.inputs.end()) return std::nullopt;
   const Shape& in = graph.type(source).shape;
-  std::optional<std::vector<AxisTaps>> box = box_of(*taps, graph.type(base).shape);
+  std::optional<std::vector<AxisTaps>> box = box_of(taps, graph.type(base).shape);
   if (!box) return std::nullopt;
   const size_t rank = in.size();
   std::vector<int64_t> pad_begin(rank, 0);
-  if (analysis.pad()) {
-    auto pads = minus_infinity_pads(graph, *analysis.pad());
+  if (pad) {
+    std::optional<std::vector<int64_t>> pads = begin_pads(graph, *pad, fill);
     if (!pads) return std::nullopt;
-    pad_begin = pads->first;
+    pad_begin = *pads;
   }
   PoolGeometry g;
   g.source = input_slot(group, source);
   g.src.assign(in.begin(), in.end());
-  g.dst.assign(out.shape.begin(), out.shape.end());
+  g.dst.assign(out.begin(), out.end());
   bool pools = false;
   for (size_t a = 0; a < rank; ++a) {
     const AxisTaps& t = (*box)[a];
     if (a < 2) {  // batch and channels: every element once, unpadded
-      if (t.count != 1 || t.step != 1 || t.first != 0 || pad_begin[a] != 0 || out.shape[a] != in[a]) {
-        return std::nullopt;
-      }
+      if (t.count != 1 || t.step != 1 || t.first != 0 || pad_begin[a] != 0 || out[a] != in[a]) return std::nullopt;
       continue;
     }
     pools = pools || t.count > 1 || t.step > 1;
     const int64_t pad_l = pad_begin[a] - t.first;
     const int64_t extent = (t.count - 1) * t.distance + 1;
-    int64_t pad_r = (out.shape[a] - 1) * t.step + extent - in[a] - pad_l;
+    int64_t pad_r = (out[a] - 1) * t.step + extent - in[a] - pad_l;
     if (pad_l < 0) return std::nullopt;  // the window starts inside the input: a crop
-    if (pad_r < 0) {                     // the last window ends before the input does: oneDNN's
-                                         // floor gives the same size
+    // The last window ends before the input does: oneDNN's floor gives the same size.
+    if (pad_r < 0) {
       if (pad_r + t.step - 1 < 0) return std::nullopt;
       pad_r = 0;
     }
@@ -255,13 +256,82 @@ std::optional<PoolGeometry> max_pool_geometry(const Graph& graph, const KernelGr
   return g;
 }
 
-// oneDNN's max pooling of `geometry` reading `src`, writing `dst` (format any:
+// The divisor oneDNN's average of `algorithm` uses at every output position
+// (row-major over the spatial axes): the taps inside the input, or the whole
+// window with the padding.
+std::vector<double> average_divisors(const PoolGeometry& g, dnnl::algorithm algorithm) {
+  const size_t n = g.kernel.size();
+  std::vector<std::vector<int64_t>> per_axis(n);
+  for (size_t j = 0; j < n; ++j) {
+    const int64_t in = g.src[j + 2];
+    for (int64_t pos = 0; pos < g.dst[j + 2]; ++pos) {
+      int64_t inside = 0;
+      for (int64_t k = 0; k < g.kernel[j]; ++k) {
+        const int64_t x = pos * g.strides[j] - g.pad_l[j] + k * (g.dilation[j] + 1);
+        inside += x >= 0 && x < in;
+      }
+      per_axis[j].push_back(algorithm == dnnl::algorithm::pooling_avg_include_padding ? g.kernel[j] : inside);
+    }
+  }
+  std::vector<double> divisors = {1.0};
+  for (size_t j = 0; j < n; ++j) {
+    std::vector<double> next;
+    for (double d : divisors) {
+      for (int64_t c : per_axis[j]) next.push_back(d * double(c));
+    }
+    divisors = std::move(next);
+  }
+  return divisors;
+}
+
+// The group as a float32 pool: a max of taps (fission's MaxPool), or a sum
+// of taps divided by a constant that one of oneDNN's averages divides by
+// (fission's AveragePool, count_include_pad 0 or 1).
+std::optional<PoolGeometry> pool_geometry(const Graph& graph, const KernelGroup& group) {
+  if (group.outputs.size() != 1 || group.nodes.empty()) return std::nullopt;
+  const TensorType& out = graph.type(group.outputs[0]);
+  if (out.dtype != DType::Float32 || out.rank() < 3 || out.rank() > 5) return std::nullopt;
+  const Node* root = nullptr;
+  for (size_t index : group.nodes) {
+    const Node& node = graph.nodes()[index];
+    if (node.outputs.size() == 1 && node.outputs[0] == group.outputs[0]) root = &node;
+  }
+  if (!root || !root->domain.empty()) return std::nullopt;
+  const bool average = root->op == "Div";
+  const Tensor* divisor = average ? constant_of(graph, root->inputs[1]) : nullptr;
+  if (average && (!divisor || divisor->dtype() != DType::Float32)) return std::nullopt;
+  TapAnalysis analysis(graph, group, average ? "Add" : "Max");
+  std::optional<Taps> taps = analysis.taps(average ? root->inputs[0] : group.outputs[0]);
+  if (!taps || !analysis.base() || analysis.visited() + (average ? 1 : 0) != group.nodes.size()) return std::nullopt;
+  const double fill = average ? 0.0 : -std::numeric_limits<double>::infinity();
+  std::optional<PoolGeometry> g = window_of(graph, group, *taps, *analysis.base(), analysis.pad(), fill, out.shape);
+  if (!g || !average) return g;
+  // The divisor: one per output position, broadcast over batch and channels.
+  const Shape& shape = divisor->shape();
+  if (shape.size() != out.rank() || shape[0] != 1 || shape[1] != 1 ||
+      !std::equal(shape.begin() + 2, shape.end(), out.shape.begin() + 2)) {
+    return std::nullopt;
+  }
+  for (dnnl::algorithm algorithm :
+       {dnnl::algorithm::pooling_avg_exclude_padding, dnnl::algorithm::pooling_avg_include_padding}) {
+    const std::vector<double> want = average_divisors(*g, algorithm);
+    bool same = true;
+    for (size_t i = 0; i < want.size() && same; ++i) same = divisor->at_f64(int64_t(i)) == want[i];
+    if (same) {
+      g->algorithm = algorithm;
+      return g;
+    }
+  }
+  return std::nullopt;
+}
+
+// oneDNN's pooling of `geometry` reading `src`, writing `dst` (format any:
 // the layout it picks).
 std::optional<dnnl::pooling_v2_forward::primitive_desc> pool_pd(const PoolGeometry& g, const memory::desc& src,
                                                                 const memory::desc& dst) {
   try {
-    const dnnl::pooling_v2_forward::desc desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::pooling_max, src,
-                                              dst, g.strides, g.kernel, g.dilation, g.pad_l, g.pad_r);
+    const dnnl::pooling_v2_forward::desc desc(dnnl::prop_kind::forward_inference, g.algorithm, src, dst, g.strides,
+                                              g.kernel, g.dilation, g.pad_l, g.pad_r);
     return dnnl::pooling_v2_forward::primitive_desc(desc, onednn::cpu_engine());
   } catch (const dnnl::error&) {
     return std::nullopt;
@@ -348,11 +418,11 @@ class OneDnnPoolKernel : public Kernel {
   std::vector<float> scratch_;
 };
 
-// The Max, Slice and Pad nodes a walk back from node `root` reaches,
-// stopping at other nodes' values and, with `stops`, at the outputs of the
-// nodes in it.
+// The `combine` (Max or Add), Slice and Pad nodes a walk back from node
+// `root` reaches, stopping at other nodes' values and, with `stops`, at the
+// outputs of the nodes in it.
 std::vector<size_t> pool_chain(const Graph& graph, const std::vector<size_t>& producers, size_t root,
-                               const std::set<size_t>& stops) {
+                               const std::string& combine, const std::set<size_t>& stops) {
   std::vector<size_t> nodes;
   std::vector<size_t> frontier = {root};
   std::set<size_t> seen = {root};
@@ -366,8 +436,9 @@ std::vector<size_t> pool_chain(const Graph& graph, const std::vector<size_t>& pr
       const size_t p = id == kNoValue ? kNoNode : producers[size_t(id)];
       if (p == kNoNode || seen.count(p) || stops.count(p)) continue;
       const Node& producer = graph.nodes()[p];
-      if (!producer.domain.empty() || (producer.op != "Max" && producer.op != "Slice" && producer.op != "Pad"))
+      if (!producer.domain.empty() || (producer.op != combine && producer.op != "Slice" && producer.op != "Pad")) {
         continue;
+      }
       seen.insert(p);
       frontier.push_back(p);
     }
@@ -378,9 +449,10 @@ std::vector<size_t> pool_chain(const Graph& graph, const std::vector<size_t>& pr
 
 }  // namespace
 
-std::vector<std::vector<size_t>> find_max_pools(const Graph& graph, const std::vector<size_t>& producers) {
-  // Roots: the last fold of a window (a Max no Max reads) and a Slice of
-  // one that no Max or Slice reads (a window's stride taken last).
+std::vector<std::vector<size_t>> find_pools(const Graph& graph, const std::vector<size_t>& producers) {
+  // Roots: the last fold of a window (a Max no Max reads), Slices of one
+  // that no Max or Slice reads (a window's strides taken last), and the Div
+  // of a sum of taps (an average).
   const size_t count = graph.nodes().size();
   const auto is = [&](size_t n, const char* op) {
     const Node& node = graph.nodes()[n];
@@ -400,8 +472,11 @@ std::vector<std::vector<size_t>> find_max_pools(const Graph& graph, const std::v
   std::set<size_t> roots, folds;
   for (size_t n = 0; n < count; ++n) {
     if (is(n, "Max") && !read_by_max[n]) roots.insert(n), folds.insert(n);
-    const size_t p = is(n, "Slice") ? producer(graph.nodes()[n].inputs[0]) : kNoNode;
-    if (p != kNoNode && is(p, "Max") && !read_by_chain[n]) roots.insert(n);
+    size_t p = is(n, "Slice") && !read_by_chain[n] ? producer(graph.nodes()[n].inputs[0]) : kNoNode;
+    while (p != kNoNode && is(p, "Slice")) p = producer(graph.nodes()[p].inputs[0]);
+    if (p != kNoNode && is(p, "Max")) roots.insert(n);
+    const size_t sum = is(n, "Div") ? producer(graph.nodes()[n].inputs[0]) : kNoNode;
+    if (sum != kNoNode && is(sum, "Add")) roots.insert(n);
   }
   // Per root, the whole window and, where the fold went one axis at a time
   // (an earlier root's output sliced again), the last axis's stage alone:
@@ -410,22 +485,23 @@ std::vector<std::vector<size_t>> find_max_pools(const Graph& graph, const std::v
   for (size_t root : roots) {
     std::set<size_t> others = folds;
     others.erase(root);
+    const std::string combine = is(root, "Div") ? "Add" : "Max";
     for (const std::vector<size_t>& nodes :
-         {pool_chain(graph, producers, root, {}), pool_chain(graph, producers, root, others)}) {
+         {pool_chain(graph, producers, root, combine, {}), pool_chain(graph, producers, root, combine, others)}) {
       const KernelGroup group = make_group(graph, nodes);
-      std::optional<PoolGeometry> g = max_pool_geometry(graph, group);
+      std::optional<PoolGeometry> g = pool_geometry(graph, group);
       if (g && pool_pd(*g, onednn::plain_f32(g->src), onednn::plain_f32(g->dst))) sets.insert(nodes);
     }
   }
   return {sets.begin(), sets.end()};
 }
 
-bool is_max_pool_group(const Graph& graph, const KernelGroup& group) {
-  return group.symbol.empty() && max_pool_geometry(graph, group).has_value();
+bool is_pool_group(const Graph& graph, const KernelGroup& group) {
+  return group.symbol.empty() && pool_geometry(graph, group).has_value();
 }
 
 std::unique_ptr<Kernel> make_pool_kernel(const Graph& graph, const KernelGroup& group) {
-  std::optional<PoolGeometry> g = max_pool_geometry(graph, group);
+  std::optional<PoolGeometry> g = pool_geometry(graph, group);
   if (!g) return nullptr;
   std::optional<dnnl::pooling_v2_forward::primitive_desc> pd =
       pool_pd(*g, onednn::plain_f32(g->src), onednn::plain_f32(g->dst));

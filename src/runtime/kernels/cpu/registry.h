@@ -43,15 +43,17 @@ std::optional<std::vector<size_t>> find_sliced_concat(const Graph& graph, const 
 // Whether make_concat_kernel takes the group (orchestration prices its
 // tensors in native layouts, orchestration/layout_model.h).
 bool concat_takes_native_layouts(const Graph& graph, const KernelGroup& group);
-// Max pooling (onednn_pool_kernel.cc): a group of Max, Slice and at most
-// one -inf Pad nodes whose output is the max over a box of taps of one
+// Pooling (onednn_pool_kernel.cc): a group of Slices, at most one Pad, and
+// Max nodes (a max pool) or Add nodes and a Div by window sizes (an
+// average), whose output is the max or mean over a box of taps of one
 // tensor, as oneDNN's pooling, in the layout its input arrives in.
 std::unique_ptr<Kernel> make_pool_kernel(const Graph& graph, const KernelGroup& group);
 // The node sets make_pool_kernel computes: per last Max of a window, the
-// whole window and, where it was folded one axis at a time, its last stage.
-std::vector<std::vector<size_t>> find_max_pools(const Graph& graph, const std::vector<size_t>& producers);
+// whole window and, where it was folded one axis at a time, its last stage;
+// per average, its Div and what it divides.
+std::vector<std::vector<size_t>> find_pools(const Graph& graph, const std::vector<size_t>& producers);
 // Whether make_pool_kernel takes the group (a library kernel, no symbol).
-bool is_max_pool_group(const Graph& graph, const KernelGroup& group);
+bool is_pool_group(const Graph& graph, const KernelGroup& group);
 // Any single node, through the reference interpreter's implementation.
 std::unique_ptr<Kernel> make_reference_kernel(const Graph& graph, const KernelGroup& group);
 
