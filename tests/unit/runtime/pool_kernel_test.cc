@@ -206,6 +206,16 @@ TEST(PoolKernel, ChainsThatAreNotPoolsAreRefused) {
   for (const std::vector<size_t>& set : cpu::find_pools(zero_padded, producer_nodes(zero_padded))) {
     for (size_t n : set) EXPECT_NE(zero_padded.nodes()[n].op, "Pad");
   }
+  // The first per-axis stage of a padded window (the Pad and the fold along
+  // the last axis) keeps the other axes' padding rows, windows of padding
+  // alone: -inf in the graph, not what oneDNN's max writes there.
+  {
+    const Graph padded = fission::fission(pool);
+    for (const std::vector<size_t>& set : cpu::find_pools(padded, producer_nodes(padded))) {
+      const bool has_pad = std::any_of(set.begin(), set.end(), [&](size_t n) { return padded.nodes()[n].op == "Pad"; });
+      EXPECT_TRUE(!has_pad || set == all_nodes(padded));
+    }
+  }
   // An average counting the padding but not ceil_mode's extension: no
   // oneDNN average divides so at the last window.
   const Graph ceil_average = average_pool({1, 2, 6, 6}, attrs({{"kernel_shape", std::vector<int64_t>{3, 3}},

@@ -256,22 +256,30 @@ std::optional<PoolGeometry> window_of(const Graph& graph, const KernelGroup& gro
   return g;
 }
 
+// Per spatial axis and output position: the window's taps inside the input.
+std::vector<std::vector<int64_t>> taps_inside(const PoolGeometry& g) {
+  std::vector<std::vector<int64_t>> per_axis(g.kernel.size());
+  for (size_t j = 0; j < g.kernel.size(); ++j) {
+    for (int64_t pos = 0; pos < g.dst[j + 2]; ++pos) {
+      int64_t inside = 0;
+      for (int64_t k = 0; k < g.kernel[j]; ++k) {
+        const int64_t x = pos * g.strides[j] - g.pad_l[j] + k * (g.dilation[j] + 1);
+        inside += x >= 0 && x < g.src[j + 2];
+      }
+      per_axis[j].push_back(inside);
+    }
+  }
+  return per_axis;
+}
+
 // The divisor oneDNN's average of `algorithm` uses at every output position
 // (row-major over the spatial axes): the taps inside the input, or the whole
 // window with the padding.
 std::vector<double> average_divisors(const PoolGeometry& g, dnnl::algorithm algorithm) {
   const size_t n = g.kernel.size();
-  std::vector<std::vector<int64_t>> per_axis(n);
-  for (size_t j = 0; j < n; ++j) {
-    const int64_t in = g.src[j + 2];
-    for (int64_t pos = 0; pos < g.dst[j + 2]; ++pos) {
-      int64_t inside = 0;
-      for (int64_t k = 0; k < g.kernel[j]; ++k) {
-        const int64_t x = pos * g.strides[j] - g.pad_l[j] + k * (g.dilation[j] + 1);
-        inside += x >= 0 && x < in;
-      }
-      per_axis[j].push_back(algorithm == dnnl::algorithm::pooling_avg_include_padding ? g.kernel[j] : inside);
-    }
+  std::vector<std::vector<int64_t>> per_axis = taps_inside(g);
+  if (algorithm == dnnl::algorithm::pooling_avg_include_padding) {
+    for (size_t j = 0; j < n; ++j) std::fill(per_axis[j].begin(), per_axis[j].end(), g.kernel[j]);
   }
   std::vector<double> divisors = {1.0};
   for (size_t j = 0; j < n; ++j) {
@@ -305,7 +313,16 @@ std::optional<PoolGeometry> pool_geometry(const Graph& graph, const KernelGroup&
   if (!taps || !analysis.base() || analysis.visited() + (average ? 1 : 0) != group.nodes.size()) return std::nullopt;
   const double fill = average ? 0.0 : -std::numeric_limits<double>::infinity();
   std::optional<PoolGeometry> g = window_of(graph, group, *taps, *analysis.base(), analysis.pad(), fill, out.shape);
-  if (!g || !average) return g;
+  if (!g) return g;
+  if (!average) {
+    // A window of padding alone is -inf in the graph; oneDNN's max leaves
+    // the lowest float there (and may take a slow path). Such windows come
+    // from per-axis stages, whose other axes' padding is still in the tensor.
+    for (const std::vector<int64_t>& inside : taps_inside(*g)) {
+      if (std::find(inside.begin(), inside.end(), 0) != inside.end()) return std::nullopt;
+    }
+    return g;
+  }
   // The divisor: one per output position, broadcast over batch and channels.
   const Shape& shape = divisor->shape();
   if (shape.size() != out.rank() || shape[0] != 1 || shape[1] != 1 ||
