@@ -12,6 +12,7 @@
 #include "ir/graph_utils.h"
 #include "runtime/kernels/cpu/onednn_common.h"
 #include "runtime/kernels/cpu/registry.h"
+#include "onednn_test_util.h"
 #include "runtime_test_util.h"
 
 namespace orchid::runtime {
@@ -23,19 +24,6 @@ using tag = memory::format_tag;
 
 memory::desc blocked8(const Shape& shape) {
   return memory::desc(memory::dims(shape.begin(), shape.end()), memory::data_type::f32, tag::nChw8c);
-}
-
-// `data` (row-major) converted into `md`, and back.
-std::vector<float> convert(const std::vector<float>& data, const memory::desc& from, const memory::desc& to) {
-  dnnl::engine& engine = cpu::onednn::cpu_engine();
-  std::vector<float> source(from.get_size() / sizeof(float), 0.f);
-  std::copy(data.begin(), data.end(), source.begin());
-  std::vector<float> out(to.get_size() / sizeof(float), 0.f);
-  memory a(from, engine, source.data()), b(to, engine, out.data());
-  dnnl::stream stream(engine);
-  dnnl::reorder(a, b).execute(stream, a, b);
-  stream.wait();
-  return out;
 }
 
 // A graph of one Concat on channels of [1, c, 5, 7] inputs, one per entry
@@ -66,7 +54,7 @@ void expect_native_concat(const std::vector<int64_t>& channels, const std::strin
     const Shape& shape = g.type(parts[i]).shape;
     const Tensor values = random_tensor(DType::Float32, shape, uint32_t(i + 1), -1, 1);
     plain.emplace_back(values.values<float>().begin(), values.values<float>().end());
-    native.push_back(convert(plain.back(), cpu::onednn::plain_f32({1, shape[1], 5, 7}), blocked8(shape)));
+    native.push_back(onednn_convert(plain.back(), cpu::onednn::plain_f32({1, shape[1], 5, 7}), blocked8(shape)));
     kernel->read_input_as(i, cpu::onednn::native_layout(blocked8(shape)));
   }
   // The output in the layout the kernel offers, if any (else row-major).
@@ -84,7 +72,7 @@ void expect_native_concat(const std::vector<int64_t>& channels, const std::strin
   kernel->run(args);
   std::vector<float> expected;
   for (const auto& p : plain) expected.insert(expected.end(), p.begin(), p.end());
-  const std::vector<float> got = convert(result, out_md, row_major);
+  const std::vector<float> got = onednn_convert(result, out_md, row_major);
   EXPECT_EQ(std::vector<float>(got.begin(), got.begin() + int64_t(expected.size())), expected);
 }
 
@@ -115,7 +103,7 @@ void expect_concat_written_as(const std::vector<int64_t>& channels, const std::v
       continue;
     }
     const memory::desc md(dims, memory::data_type::f32, layouts[i]);
-    given.push_back(convert(plain.back(), cpu::onednn::plain_f32(dims), md));
+    given.push_back(onednn_convert(plain.back(), cpu::onednn::plain_f32(dims), md));
     kernel->read_input_as(i, cpu::onednn::native_layout(md));
   }
   const memory::desc out_md({1, total, 5, 7}, memory::data_type::f32, out_tag);
@@ -130,7 +118,7 @@ void expect_concat_written_as(const std::vector<int64_t>& channels, const std::v
   kernel->run(args);
   std::vector<float> expected;
   for (const auto& p : plain) expected.insert(expected.end(), p.begin(), p.end());
-  EXPECT_EQ(convert(result, out_md, cpu::onednn::plain_f32({1, total, 5, 7})), expected);
+  EXPECT_EQ(onednn_convert(result, out_md, cpu::onednn::plain_f32({1, total, 5, 7})), expected);
 }
 
 TEST(NativeConcat, RowMajorInputsAreWrittenInTheLayoutTheReaderWants) {
@@ -217,10 +205,10 @@ void expect_reorder(const memory::dims& dims, tag from, tag to) {
   for (int64_t d : dims) n *= d;
   const Tensor values = random_tensor(DType::Float32, Shape(dims.begin(), dims.end()), 7, -1, 1);
   const std::vector<float> plain(values.values<float>().begin(), values.values<float>().end());
-  const std::vector<float> source = convert(plain, cpu::onednn::plain_f32(dims), a);
+  const std::vector<float> source = onednn_convert(plain, cpu::onednn::plain_f32(dims), a);
   std::vector<float> out(b.get_size() / sizeof(float), 0.f);
   cpu::run_strided_copy(*copy, sizeof(float), source.data(), out.data());
-  EXPECT_EQ(out, convert(plain, cpu::onednn::plain_f32(dims), b)) << int(from) << " -> " << int(to);
+  EXPECT_EQ(out, onednn_convert(plain, cpu::onednn::plain_f32(dims), b)) << int(from) << " -> " << int(to);
 }
 
 TEST(LayoutCopy, ReordersBetweenRowMajorChannelsLastAndBlocked) {

@@ -15,6 +15,7 @@
 #include "ir/graph_utils.h"
 #include "runtime/kernels/cpu/onednn_common.h"
 #include "runtime/kernels/cpu/registry.h"
+#include "onednn_test_util.h"
 #include "runtime_test_util.h"
 
 namespace orchid::runtime {
@@ -116,19 +117,6 @@ TEST(PoolKernel, RandomWindowsMatchTheInterpreter) {
   EXPECT_EQ(checked, 80);
 }
 
-// `data` (row-major) converted from `from` into `to` by oneDNN.
-std::vector<float> reorder(const std::vector<float>& data, const memory::desc& from, const memory::desc& to) {
-  dnnl::engine& engine = cpu::onednn::cpu_engine();
-  std::vector<float> source(from.get_size() / sizeof(float), 0.f);
-  std::copy(data.begin(), data.end(), source.begin());
-  std::vector<float> out(to.get_size() / sizeof(float), 0.f);
-  memory a(from, engine, source.data()), b(to, engine, out.data());
-  dnnl::stream stream(engine);
-  dnnl::reorder(a, b).execute(stream, a, b);
-  stream.wait();
-  return out;
-}
-
 // The pool reading its source in a native layout, writing the layout it
 // offers or (for a row-major reader) converting back.
 // Blocked layouts only where the channels fill whole blocks (else no copy
@@ -153,10 +141,10 @@ void expect_native_pool(memory::format_tag tag, bool native_output) {
   }
   const Tensor x = random_tensor(DType::Float32, shape, 5, -1, 1);
   const std::vector<float> input(x.values<float>().begin(), x.values<float>().end());
-  const std::vector<float> given = reorder(input, plain, native);
+  const std::vector<float> given = onednn_convert(input, plain, native);
   std::vector<float> out(out_md.get_size() / sizeof(float), 0.f);
   kernel->run({{given.data()}, {out.data()}});
-  if (native_output) out = reorder(out, out_md, plain);
+  if (native_output) out = onednn_convert(out, out_md, plain);
   const Tensor want = reference::run_graph(pool, {{"in0", x}})[0];
   ASSERT_EQ(out.size(), size_t(want.numel()));
   for (size_t i = 0; i < out.size(); ++i) ASSERT_EQ(out[i], want.values<float>()[i]) << i;
