@@ -96,7 +96,7 @@ std::optional<std::vector<int64_t>> begin_pads(const Graph& graph, const Node& p
 class TapAnalysis {
  public:
   TapAnalysis(const Graph& graph, const KernelGroup& group, std::string combine)
-      : graph_(graph), group_(group), combine_(std::move(combine)) {
+      : graph_(graph), combine_(std::move(combine)) {
     for (size_t index : group.nodes) {
       for (ValueId id : graph.nodes()[index].outputs) producer_[id] = index;
     }
@@ -157,7 +157,6 @@ class TapAnalysis {
   }
 
   const Graph& graph_;
-  const KernelGroup& group_;
   std::string combine_;
   std::unordered_map<ValueId, size_t> producer_;
   std::unordered_map<ValueId, std::optional<Taps>> memo_;
