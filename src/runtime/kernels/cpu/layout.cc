@@ -249,6 +249,18 @@ class GatherKernel : public Kernel {
     int64_t first = 0, from = 0;
     Lanes lanes{};
   };
+  // v[lanes[j]] in lane j: one vpermd with GCC's __builtin_shuffle (Clang,
+  // the fuzz build's compiler, has no variable shuffle; lane by lane there).
+  static Lanes permute(Lanes v, Lanes lanes) {
+#if defined(__GNUC__) && !defined(__clang__)
+    return __builtin_shuffle(v, lanes);
+#else
+    Lanes out;
+    for (int j = 0; j < 16; ++j) out[j] = v[lanes[j] & 15];
+    return out;
+#endif
+  }
+
   std::vector<LaneBlock> lane_blocks(const std::vector<int64_t>& rows) const {
     std::vector<LaneBlock> blocks;
     for (int64_t first = 0; first + 16 <= num_indices_; first += 16) {
@@ -277,7 +289,7 @@ class GatherKernel : public Kernel {
         for (const LaneBlock& block : blocks) {
           Lanes v;
           std::memcpy(&v, src + block.from, sizeof v);
-          v = __builtin_shuffle(v, block.lanes);
+          v = permute(v, block.lanes);
           std::memcpy(row + block.first, &v, sizeof v);
         }
         for (int64_t i = vectorized; i < num_indices_; ++i) row[i] = src[rows[size_t(i)]];
