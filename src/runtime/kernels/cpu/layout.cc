@@ -43,12 +43,15 @@ class CopyKernel : public Kernel {
   std::string op_;
 };
 
-// The constant value of input i, or nullptr when it is omitted or computed.
+}  // namespace
+
 const Tensor* constant_input(const Graph& graph, const Node& node, size_t i) {
   if (i >= node.inputs.size() || node.inputs[i] == kNoValue) return nullptr;
   const Value& value = graph.value(node.inputs[i]);
   return value.is_constant() ? &*value.constant : nullptr;
 }
+
+namespace {
 
 bool input_present(const Node& node, size_t i) { return i < node.inputs.size() && node.inputs[i] != kNoValue; }
 
@@ -104,27 +107,12 @@ std::optional<CopyPlan> plan_concat(const Graph& graph, const KernelGroup& group
 // The output is the fill value except for the box the (possibly cropped)
 // input lands in: negative pads crop the input, positive ones shift it.
 std::optional<CopyPlan> plan_pad(const Graph& graph, const KernelGroup& group, const Node& node) {
-  if (node.attrs.get_string("mode", "constant") != "constant") return std::nullopt;
+  const std::optional<ConstantPads> pads = constant_pads(graph, node);
+  if (!pads) return std::nullopt;
   const TensorType& in = graph.type(node.inputs[0]);
   const Shape& out = graph.type(node.outputs[0]).shape;
-  int64_t rank = int64_t(in.rank());
-  const Tensor* pads_t = constant_input(graph, node, 1);
-  const Tensor* value_t = constant_input(graph, node, 2);
-  const Tensor* axes_t = constant_input(graph, node, 3);
-  if (!pads_t || (input_present(node, 2) && !value_t) || (input_present(node, 3) && !axes_t)) return std::nullopt;
-  std::vector<int64_t> axes;
-  if (axes_t) {
-    axes = reference::normalize_axes(axes_t->to_i64_vector(), rank);
-  } else {
-    for (int64_t d = 0; d < rank; ++d) axes.push_back(d);
-  }
-  std::vector<int64_t> pads = pads_t->to_i64_vector();
-  if (pads.size() != 2 * axes.size()) return std::nullopt;
-  std::vector<int64_t> begin(size_t(rank), 0), end(size_t(rank), 0);
-  for (size_t i = 0; i < axes.size(); ++i) {
-    begin[size_t(axes[i])] = pads[i];
-    end[size_t(axes[i])] = pads[i + axes.size()];
-  }
+  const std::vector<int64_t>& begin = pads->begin;
+  const std::vector<int64_t>& end = pads->end;
   std::vector<int64_t> in_strides = shape_strides(in.shape), out_strides = shape_strides(out);
   StridedCopy copy;
   for (size_t d = 0; d < in.shape.size(); ++d) {
@@ -137,7 +125,7 @@ std::optional<CopyPlan> plan_pad(const Graph& graph, const KernelGroup& group, c
   CopyPlan plan = single_copy(group, node, std::move(copy));
   if (copy_numel(plan.copies[0].second) != shape_numel(out)) {
     Tensor value(in.dtype, {});  // zero unless constant_value is given
-    if (value_t && value_t->numel() > 0) value = value_t->cast(in.dtype);
+    if (pads->value && pads->value->numel() > 0) value = pads->value->cast(in.dtype);
     const std::byte* bytes = static_cast<const std::byte*>(value.raw());
     plan.fill = std::vector<std::byte>(bytes, bytes + dtype_size(in.dtype));
   }
@@ -365,6 +353,29 @@ std::optional<StridedView> slice_view(const Graph& graph, const Node& slice, con
     out.base += start * in.strides[axis];
   }
   return out;
+}
+
+std::optional<ConstantPads> constant_pads(const Graph& graph, const Node& pad) {
+  if (pad.attrs.get_string("mode", "constant") != "constant") return std::nullopt;
+  const int64_t rank = int64_t(graph.type(pad.inputs[0]).rank());
+  const Tensor* pads_t = constant_input(graph, pad, 1);
+  const Tensor* value_t = constant_input(graph, pad, 2);
+  const Tensor* axes_t = constant_input(graph, pad, 3);
+  if (!pads_t || (input_present(pad, 2) && !value_t) || (input_present(pad, 3) && !axes_t)) return std::nullopt;
+  std::vector<int64_t> axes;
+  if (axes_t) {
+    axes = reference::normalize_axes(axes_t->to_i64_vector(), rank);
+  } else {
+    for (int64_t d = 0; d < rank; ++d) axes.push_back(d);
+  }
+  const std::vector<int64_t> p = pads_t->to_i64_vector();
+  if (p.size() != 2 * axes.size()) return std::nullopt;
+  ConstantPads pads{std::vector<int64_t>(size_t(rank), 0), std::vector<int64_t>(size_t(rank), 0), value_t};
+  for (size_t i = 0; i < axes.size(); ++i) {
+    pads.begin[size_t(axes[i])] = p[i];
+    pads.end[size_t(axes[i])] = p[i + axes.size()];
+  }
+  return pads;
 }
 
 std::unique_ptr<Kernel> make_layout_kernel(const Graph& graph, const KernelGroup& group) {

@@ -55,39 +55,17 @@ struct PoolGeometry {
 using Tap = std::pair<int64_t, std::vector<int64_t>>;
 using Taps = std::map<Tap, int64_t>;
 
-const Tensor* constant_of(const Graph& graph, ValueId id) {
-  if (id == kNoValue) return nullptr;
-  const Value& value = graph.value(id);
-  return value.is_constant() ? &*value.constant : nullptr;
-}
-
 // The per-axis begin pads of a constant-mode Pad whose value is `fill` (-inf
 // for a max, 0 for a sum), when all are constant and none crops.
 std::optional<std::vector<int64_t>> begin_pads(const Graph& graph, const Node& pad, double fill) {
-  if (pad.attrs.get_string("mode", "constant") != "constant" || pad.inputs.size() < 3) return std::nullopt;
-  const Tensor* pads = constant_of(graph, pad.inputs[1]);
-  const Tensor* value = constant_of(graph, pad.inputs[2]);
-  const Tensor* axes_t = pad.inputs.size() > 3 ? constant_of(graph, pad.inputs[3]) : nullptr;
-  if (!pads || !value || value->numel() != 1 || (pad.inputs.size() > 3 && pad.inputs[3] != kNoValue && !axes_t)) {
-    return std::nullopt;
+  const std::optional<ConstantPads> pads = constant_pads(graph, pad);
+  if (!pads) return std::nullopt;
+  if (pads->value && pads->value->numel() != 1) return std::nullopt;
+  if ((pads->value ? pads->value->at_f64(0) : 0.0) != fill) return std::nullopt;
+  for (size_t d = 0; d < pads->begin.size(); ++d) {
+    if (pads->begin[d] < 0 || pads->end[d] < 0) return std::nullopt;
   }
-  const double v = value->at_f64(0);
-  if (v != fill) return std::nullopt;
-  const int64_t rank = int64_t(graph.type(pad.inputs[0]).rank());
-  std::vector<int64_t> axes;
-  if (axes_t) {
-    axes = reference::normalize_axes(axes_t->to_i64_vector(), rank);
-  } else {
-    for (int64_t d = 0; d < rank; ++d) axes.push_back(d);
-  }
-  const std::vector<int64_t> p = pads->to_i64_vector();
-  if (p.size() != 2 * axes.size()) return std::nullopt;
-  std::vector<int64_t> begin(size_t(rank), 0);
-  for (size_t i = 0; i < axes.size(); ++i) {
-    if (p[i] < 0 || p[i + axes.size()] < 0) return std::nullopt;
-    begin[size_t(axes[i])] = p[i];
-  }
-  return begin;
+  return pads->begin;
 }
 
 // The taps of every value of a group of Slices, at most one Pad, and Max (or
@@ -305,7 +283,7 @@ std::optional<PoolGeometry> pool_geometry(const Graph& graph, const KernelGroup&
   }
   if (!root || !root->domain.empty()) return std::nullopt;
   const bool average = root->op == "Div";
-  const Tensor* divisor = average ? constant_of(graph, root->inputs[1]) : nullptr;
+  const Tensor* divisor = average ? constant_input(graph, *root, 1) : nullptr;
   if (average && (!divisor || divisor->dtype() != DType::Float32)) return std::nullopt;
   TapAnalysis analysis(graph, group, average ? "Add" : "Max");
   std::optional<Taps> taps = analysis.taps(average ? root->inputs[0] : group.outputs[0]);
