@@ -136,14 +136,19 @@ TEST(LinearKernel, MatMulShapes) {
 // A plain [K, N] second operand: A's batch dims fold into its rows (one
 // GEMM), as for PyTorch MultiheadAttention's [L, 1, D] x [D, 3D]; a batched
 // second operand keeps the batch.
+// A constant [K, N] operand folds A's batch into rows, one rank-2 product
+// (oneDNN blocks constant weights only at rank 2); a runtime one keeps the
+// rank, with the batch folded.
 TEST(LinearKernel, MatMulFoldsBatchIntoRows) {
-  const std::vector<std::tuple<Shape, Shape, dnnl::memory::dims>> cases = {
-      {{7, 1, 16}, {16, 48}, {1, 7, 16}},
-      {{2, 3, 4, 5}, {1, 5, 6}, {1, 1, 24, 5}},
-      {{2, 3, 5}, {2, 5, 6}, {2, 3, 5}},
+  const std::vector<std::tuple<Shape, Shape, bool, dnnl::memory::dims>> cases = {
+      {{7, 1, 16}, {16, 48}, false, {7, 16}},
+      {{2, 3, 4, 5}, {1, 5, 6}, false, {24, 5}},
+      {{1, 128, 32}, {32, 64}, false, {128, 32}},
+      {{2, 3, 4, 5}, {1, 5, 6}, true, {1, 1, 24, 5}},
+      {{2, 3, 5}, {2, 5, 6}, false, {2, 3, 5}},
   };
-  for (const auto& [a, b, src] : cases) {
-    Graph g = matmul_graph(a, b);
+  for (const auto& [a, b, runtime_b, src] : cases) {
+    Graph g = matmul_graph(a, b, runtime_b);
     const KernelGroup group = make_group(g, {0});
     std::optional<cpu::onednn::LinearSpec> spec = cpu::onednn::analyze_group(g, group);
     ASSERT_TRUE(spec.has_value());

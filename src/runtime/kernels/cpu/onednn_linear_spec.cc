@@ -98,17 +98,28 @@ std::optional<LinearAnchor> analyze_matmul(const Graph& graph, const Node& node)
     std::fill(a.begin(), a.end() - 2, 1);
     a[rank - 2] = rows;
   }
+  // Constant weights as a rank-2 product: oneDNN 2.6's matmul picks blocked
+  // weights for `any` only at rank 2; with leading unit batch dims it keeps
+  // them row-major and runs BERT's FFN product 128x768 by 768x3072 2.2x
+  // slower (6.5 ms against 2.95 at 1 thread).
+  const auto unit_batch = [](const Shape& s) {
+    return std::all_of(s.begin(), s.end() - 2, [](int64_t d) { return d == 1; });
+  };
+  if (rank > 2 && graph.value(node.inputs[1]).is_constant() && unit_batch(a) && unit_batch(b)) {
+    a.erase(a.begin(), a.end() - 2);
+    b.erase(b.begin(), b.end() - 2);
+  }
   LinearAnchor m;
   m.kind = LinearKind::MatMul;
   m.src = dims(a.begin(), a.end());
   m.weights = dims(b.begin(), b.end());
   m.dst = m.src;
-  for (size_t i = 0; i + 2 < rank; ++i) m.dst[i] = std::max(a[i], b[i]);
-  m.dst[rank - 1] = b[rank - 1];
+  for (size_t i = 0; i + 2 < a.size(); ++i) m.dst[i] = std::max(a[i], b[i]);
+  m.dst.back() = b.back();
   m.weights_strides = dense_strides(m.weights);
   if (product(m.dst, 0) != graph.type(node.outputs[0]).numel()) return std::nullopt;
   m.channel_axis = graph.type(node.outputs[0]).rank() - 1;
-  m.channels = column ? 0 : b[rank - 1];
+  m.channels = column ? 0 : b.back();
   return m;
 }
 
