@@ -153,7 +153,7 @@ inline float erf(float x) {
   p = std::fma(p, t, -0.37612637877464294f);
   p = std::fma(p, t, 1.128379225730896f);
   const float small = a * p;
-  const float u = (clamp(a, 1.0f, 4.0f) - 2.5f) / 1.5f;
+  const float u = (clamp(a, 1.0f, 4.0f) - 2.5f) * (2.0f / 3.0f);  // a multiply, not a division
   float g = -2.2856365831103176e-06f;
   g = std::fma(g, u, -2.7333292109688045e-06f);
   g = std::fma(g, u, 4.709670611191541e-05f);
