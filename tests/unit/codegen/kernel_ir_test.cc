@@ -180,7 +180,7 @@ region "LayerNormalization0/ReduceSum_2:0 = ReduceSum; LayerNormalization0/Reduc
     scratch0_row[0] = f32(acc2)
     var acc8: f64 = 0.0
     let t14: f32 = scratch0_row[0]
-    let t15: f32 = (t14 / 12.0f)
+    let t15: f32 = (t14 * 0.0833333358f)
     for r9b in [0, 12) step 256:
       let t10: i64 = min(256, (12 - r9b))
       array r9buf: f32[256]
@@ -194,9 +194,9 @@ region "LayerNormalization0/ReduceSum_2:0 = ReduceSum; LayerNormalization0/Reduc
       acc8 = fold sum r9buf[0, t10) into acc8
     scratch1_row[0] = f32(acc8)
     let t20: f32 = scratch0_row[0]
-    let t21: f32 = (t20 / 12.0f)
+    let t21: f32 = (t20 * 0.0833333358f)
     let t23: f32 = scratch1_row[0]
-    let t24: f32 = (t23 / 12.0f)
+    let t24: f32 = (t23 * 0.0833333358f)
     let t25: f32 = (t24 + 9.99999975e-06f)
     let t26: f32 = Sqrt(t25)
     let t27: f32 = Reciprocal(t26)
