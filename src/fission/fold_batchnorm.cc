@@ -21,12 +21,6 @@ std::vector<int> use_counts(const Graph& graph) {
   return uses;
 }
 
-const Tensor* constant_input(const Graph& graph, const Node& node, size_t i) {
-  if (i >= node.inputs.size() || node.inputs[i] == kNoValue) return nullptr;
-  const Value& value = graph.value(node.inputs[i]);
-  return value.constant ? &*value.constant : nullptr;
-}
-
 // The BatchNormalization as a per-channel affine map y = x * scale + shift,
 // computed in double; nullopt when it is not a foldable inference BN.
 struct ChannelAffine {

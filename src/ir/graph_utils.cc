@@ -36,6 +36,12 @@ Graph remove_unused_values(const Graph& graph) {
   return out;
 }
 
+const Tensor* constant_input(const Graph& graph, const Node& node, size_t i) {
+  if (i >= node.inputs.size() || node.inputs[i] == kNoValue) return nullptr;
+  const Value& value = graph.value(node.inputs[i]);
+  return value.is_constant() ? &*value.constant : nullptr;
+}
+
 size_t constant_bytes(const Graph& graph) {
   size_t bytes = 0;
   for (size_t id = 0; id < graph.num_values(); ++id) {

@@ -16,6 +16,10 @@ Graph remove_unused_values(const Graph& graph);
 constexpr size_t kNoNode = size_t(-1);
 std::vector<size_t> producer_nodes(const Graph& graph);
 
+// The constant value of a node's input i, or nullptr when it is omitted or
+// computed.
+const Tensor* constant_input(const Graph& graph, const Node& node, size_t i);
+
 // Bytes of data held by the graph's constants (its weights).
 size_t constant_bytes(const Graph& graph);
 

@@ -231,8 +231,9 @@ Expr Lowering::compute_elementwise(const Node& node, ValueId value, Index& index
   // once per 8-10 cycles on one port (GELU's x / sqrt(2): a third of its
   // kernel's time); within an ulp of the quotient.
   if (node.op == "Div" && type == Type::F32) {
-    if (std::optional<double> c = scalar_constant(graph_, node.inputs[1]); c && std::isnormal(float(1 / *c))) {
-      return let(type, kir::binary(Op::Mul, args[0], kir::float_const(double(1.0f / float(*c)))));
+    if (std::optional<double> c = scalar_constant(graph_, node.inputs[1])) {
+      const float reciprocal = 1.0f / float(*c);
+      if (std::isnormal(reciprocal)) return let(type, kir::binary(Op::Mul, args[0], kir::float_const(reciprocal)));
     }
   }
   return let(type, kir::binary(binary_ops().at(node.op), args[0], args[1]));

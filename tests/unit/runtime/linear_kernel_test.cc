@@ -134,11 +134,10 @@ TEST(LinearKernel, MatMulShapes) {
 }
 
 // A plain [K, N] second operand: A's batch dims fold into its rows (one
-// GEMM), as for PyTorch MultiheadAttention's [L, 1, D] x [D, 3D]; a batched
-// second operand keeps the batch.
-// A constant [K, N] operand folds A's batch into rows, one rank-2 product
-// (oneDNN blocks constant weights only at rank 2); a runtime one keeps the
-// rank, with the batch folded.
+// GEMM), as for PyTorch MultiheadAttention's [L, 1, D] x [D, 3D]; a
+// constant one makes it a rank-2 product (oneDNN blocks constant weights only
+// at rank 2), a runtime one keeps the rank. A batched second operand keeps
+// the batch.
 TEST(LinearKernel, MatMulFoldsBatchIntoRows) {
   const std::vector<std::tuple<Shape, Shape, bool, dnnl::memory::dims>> cases = {
       {{7, 1, 16}, {16, 48}, false, {7, 16}},

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <optional>
 
+#include "ir/graph_utils.h"
 #include "reference/ops/op_utils.h"
 #include "runtime/kernels/cpu/layout_strided_copy.h"
 #include "runtime/kernels/cpu/registry.h"
@@ -42,16 +43,6 @@ class CopyKernel : public Kernel {
   TensorType out_;
   std::string op_;
 };
-
-}  // namespace
-
-const Tensor* constant_input(const Graph& graph, const Node& node, size_t i) {
-  if (i >= node.inputs.size() || node.inputs[i] == kNoValue) return nullptr;
-  const Value& value = graph.value(node.inputs[i]);
-  return value.is_constant() ? &*value.constant : nullptr;
-}
-
-namespace {
 
 bool input_present(const Node& node, size_t i) { return i < node.inputs.size() && node.inputs[i] != kNoValue; }
 

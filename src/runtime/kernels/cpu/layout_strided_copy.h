@@ -55,10 +55,6 @@ StridedView row_major_view(const Shape& shape);
 // step. Defined in layout.cc, beside the Slice kernel.
 std::optional<StridedView> slice_view(const Graph& graph, const Node& slice, const StridedView& in);
 
-// The constant value of a node's input i, or nullptr when it is omitted or
-// computed. Defined in layout.cc.
-const Tensor* constant_input(const Graph& graph, const Node& node, size_t i);
-
 // A constant-mode Pad node's pads per axis of its input (negative: a crop)
 // and its fill value (nullptr: zero), when pads, value and axes are all
 // constant. Defined in layout.cc, beside the Pad kernel.

@@ -93,21 +93,20 @@ std::optional<LinearAnchor> analyze_matmul(const Graph& graph, const Node& node)
   // weights of a projection), A's batch folds into its rows, one GEMM of
   // all rows (same memory). PyTorch's MultiheadAttention projects [L, 1, D]
   // by [D, 3D]: as L batches of one row each, the weights were read L times.
+  // Constant weights make it a rank-2 product: oneDNN 2.6's matmul blocks
+  // weights asked for as `any` only at rank 2; with leading unit dims it
+  // keeps them row-major and ran BERT's 128x768 by 768x3072 product in 7.8 ms
+  // instead of 3.4 at 1 thread (bench/onednn_compare/matmul_rank.cc). A
+  // runtime B keeps its rank (a Transpose prologue reads it at that rank).
   if (rank > 2 && std::all_of(b.begin(), b.end() - 2, [](int64_t d) { return d == 1; })) {
     const int64_t rows = product(dims(a.begin(), a.end() - 1), 0);
-    std::fill(a.begin(), a.end() - 2, 1);
-    a[rank - 2] = rows;
-  }
-  // Constant weights as a rank-2 product: oneDNN 2.6's matmul picks blocked
-  // weights for `any` only at rank 2; with leading unit batch dims it keeps
-  // them row-major and runs BERT's FFN product 128x768 by 768x3072 2.2x
-  // slower (6.5 ms against 2.95 at 1 thread).
-  const auto unit_batch = [](const Shape& s) {
-    return std::all_of(s.begin(), s.end() - 2, [](int64_t d) { return d == 1; });
-  };
-  if (rank > 2 && graph.value(node.inputs[1]).is_constant() && unit_batch(a) && unit_batch(b)) {
-    a.erase(a.begin(), a.end() - 2);
-    b.erase(b.begin(), b.end() - 2);
+    if (graph.value(node.inputs[1]).is_constant()) {
+      a = {rows, a.back()};
+      b.erase(b.begin(), b.end() - 2);
+    } else {
+      std::fill(a.begin(), a.end() - 2, 1);
+      a[rank - 2] = rows;
+    }
   }
   LinearAnchor m;
   m.kind = LinearKind::MatMul;
