@@ -4,6 +4,7 @@
 #include <map>
 #include <sstream>
 
+#include "fission/conv_before_resize.h"
 #include "fission/fold_batchnorm.h"
 #include "fission/primitive.h"
 #include "fission/rules.h"
@@ -99,7 +100,9 @@ Graph fission(const Graph& graph) {
   check_rules_exist(graph);
   // BatchNorm after Conv becomes the Conv's weights and bias before anything
   // else sees it; what remains of BatchNorm is fissioned like any operator.
-  Graph current = fold_batchnorm_into_conv(graph);
+  // A pointwise Conv over a Concat of upsampled maps then runs before the
+  // upsampling.
+  Graph current = conv_before_upsampling(fold_batchnorm_into_conv(graph));
   // Rules may emit operators that other rules rewrite (Mean -> ReduceMean ->
   // ReduceSum); a few passes reach primitives.
   for (int pass = 0; pass < 8; ++pass) {

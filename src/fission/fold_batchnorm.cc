@@ -9,18 +9,6 @@ namespace orchid::fission {
 
 namespace {
 
-// How many nodes read each value, plus one for each use as a graph output.
-std::vector<int> use_counts(const Graph& graph) {
-  std::vector<int> uses(graph.num_values(), 0);
-  for (const Node& node : graph.nodes()) {
-    for (ValueId id : node.inputs) {
-      if (id != kNoValue) ++uses[size_t(id)];
-    }
-  }
-  for (ValueId id : graph.outputs()) ++uses[size_t(id)];
-  return uses;
-}
-
 // The BatchNormalization as a per-channel affine map y = x * scale + shift,
 // computed in double; nullopt when it is not a foldable inference BN.
 struct ChannelAffine {
@@ -97,21 +85,16 @@ bool foldable_conv(const Graph& graph, const Node& conv, const std::vector<int>&
 Graph fold_batchnorm_into_conv(const Graph& graph) {
   Graph out = graph;
   std::vector<int> uses = use_counts(graph);
-  std::vector<int> producer(graph.num_values(), -1);
-  for (size_t n = 0; n < graph.nodes().size(); ++n) {
-    for (ValueId id : graph.nodes()[n].outputs) {
-      if (id != kNoValue) producer[size_t(id)] = int(n);
-    }
-  }
+  std::vector<size_t> producer = producer_nodes(graph);
   std::vector<bool> drop(graph.nodes().size(), false);
   for (size_t n = 0; n < graph.nodes().size(); ++n) {
     const Node& bn = graph.nodes()[n];
     if (bn.op != "BatchNormalization" || !bn.domain.empty()) continue;
-    int p = producer[size_t(bn.inputs[0])];
-    if (p < 0 || !foldable_conv(graph, graph.nodes()[size_t(p)], uses)) continue;
+    size_t p = producer[size_t(bn.inputs[0])];
+    if (p == kNoNode || !foldable_conv(graph, graph.nodes()[p], uses)) continue;
     std::optional<ChannelAffine> affine = batch_norm_affine(graph, bn);
     if (!affine) continue;
-    fold(out, out.nodes()[size_t(p)], *affine, bn.outputs[0]);
+    fold(out, out.nodes()[p], *affine, bn.outputs[0]);
     drop[n] = true;
   }
   std::vector<Node> kept;

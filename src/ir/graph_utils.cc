@@ -51,6 +51,17 @@ size_t constant_bytes(const Graph& graph) {
   return bytes;
 }
 
+std::vector<int> use_counts(const Graph& graph) {
+  std::vector<int> uses(graph.num_values(), 0);
+  for (const Node& node : graph.nodes()) {
+    for (ValueId id : node.inputs) {
+      if (id != kNoValue) ++uses[size_t(id)];
+    }
+  }
+  for (ValueId id : graph.outputs()) ++uses[size_t(id)];
+  return uses;
+}
+
 std::vector<size_t> producer_nodes(const Graph& graph) {
   std::vector<size_t> producer(graph.num_values(), kNoNode);
   for (size_t n = 0; n < graph.nodes().size(); ++n) {

@@ -16,6 +16,10 @@ Graph remove_unused_values(const Graph& graph);
 constexpr size_t kNoNode = size_t(-1);
 std::vector<size_t> producer_nodes(const Graph& graph);
 
+// Per value: how many node inputs read it, plus one for each use as a graph
+// output.
+std::vector<int> use_counts(const Graph& graph);
+
 // The constant value of a node's input i, or nullptr when it is omitted or
 // computed.
 const Tensor* constant_input(const Graph& graph, const Node& node, size_t i);

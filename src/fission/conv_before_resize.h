@@ -1,0 +1,32 @@
+// Moves a pointwise Conv over a channel Concat of upsampled tensors before
+// the upsampling: a constant rewrite run before fission, after BatchNorm
+// folding. Two identities, both exact in real arithmetic:
+//
+//   Conv1x1(Concat(a_1, ..., a_n), W, b) = sum_i Conv1x1(a_i, W_i, b_i)
+//     (W_i: W's input channels of a_i; the bias in one term only)
+//   Conv1x1(Resize(x), W_i) = Resize(Conv1x1(x, W_i))
+//     (a 1x1 Conv mixes channels at each pixel, a Resize mixes pixels within
+//     each channel; a bias passes through a linear or nearest Resize, whose
+//     weights sum to 1)
+//
+// SegFormer's all-MLP decoder is the case: four feature maps at 1/4 to 1/32
+// resolution, bilinearly upsampled to 1/4, concatenated (1024 channels) and
+// fused by a 1x1 Conv to 256 channels. Run per branch at its own resolution,
+// the Conv's 4.3 G multiply-adds become 1.5 G, and the 64 MB Concat is never
+// written.
+#pragma once
+
+#include "ir/graph.h"
+
+namespace orchid::fission {
+
+// For every Conv with a 1x1 kernel, stride 1, no pads, one group, a constant
+// float weight (and a constant bias or none) whose input is a Concat along
+// channels read by nothing else: the Conv split per Concat input and summed,
+// each part run before its input's Resize where that Resize upsamples (mode
+// nearest or linear, not tf_crop_and_resize, no antialias, spatial axes only,
+// read only by the Concat). Applied where the multiply-adds of the Convs and
+// Resizes fall to 3/4 or less; other nodes are copied unchanged.
+Graph conv_before_upsampling(const Graph& graph);
+
+}  // namespace orchid::fission
