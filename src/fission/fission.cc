@@ -4,7 +4,7 @@
 #include <map>
 #include <sstream>
 
-#include "fission/conv_before_resize.h"
+#include "fission/pointwise_conv.h"
 #include "fission/fold_batchnorm.h"
 #include "fission/primitive.h"
 #include "fission/rules.h"
@@ -101,8 +101,8 @@ Graph fission(const Graph& graph) {
   // BatchNorm after Conv becomes the Conv's weights and bias before anything
   // else sees it; what remains of BatchNorm is fissioned like any operator.
   // A pointwise Conv over a Concat of upsampled maps then runs before the
-  // upsampling.
-  Graph current = conv_before_upsampling(fold_batchnorm_into_conv(graph));
+  // upsampling, and takes in a linear map that feeds it (pointwise_conv.h).
+  Graph current = fold_linear_into_pointwise_conv(conv_before_upsampling(fold_batchnorm_into_conv(graph)));
   // Rules may emit operators that other rules rewrite (Mean -> ReduceMean ->
   // ReduceSum); a few passes reach primitives.
   for (int pass = 0; pass < 8; ++pass) {

@@ -1,5 +1,6 @@
-#include "fission/conv_before_resize.h"
+#include "fission/pointwise_conv.h"
 
+#include <algorithm>
 #include <map>
 #include <optional>
 #include <string>
@@ -223,7 +224,184 @@ class Rewriter {
   std::vector<Node> nodes_;
 };
 
+// ---------------------------------------------- a linear map before the Conv
+// The chain Reshape(Transpose(MatMul(X, A) [+ a])) feeding a pointwise Conv.
+struct LinearChain {
+  const Node* reshape = nullptr;
+  const Node* transpose = nullptr;
+  const Node* bias_add = nullptr;  // or none
+  const Node* matmul = nullptr;
+};
+
+// The node writing `value` when only one node reads it, else nullptr.
+const Node* sole_producer(const Graph& graph, ValueId value, const std::vector<size_t>& producer,
+                          const std::vector<int>& uses) {
+  size_t p = producer[size_t(value)];
+  return p == kNoNode || uses[size_t(value)] != 1 ? nullptr : &graph.nodes()[p];
+}
+
+bool is_plain(const Node* node, const char* op) { return node && node->op == op && node->domain.empty(); }
+
+// A constant [C] bias, or one broadcast along the last axis only ([1, ..., C]).
+const Tensor* last_axis_bias(const Graph& graph, const Node& add, ValueId product, int64_t channels) {
+  if (add.inputs.size() != 2) return nullptr;
+  const Tensor* bias = constant_input(graph, add, add.inputs[0] == product ? 1 : 0);
+  if (!bias || !is_float(bias->dtype()) || bias->numel() != channels || bias->rank() == 0) return nullptr;
+  return bias->shape().back() == channels ? bias : nullptr;
+}
+
+std::optional<LinearChain> linear_chain(const Graph& graph, const Node& conv, const std::vector<size_t>& producer,
+                                        const std::vector<int>& uses) {
+  LinearChain chain;
+  chain.reshape = sole_producer(graph, conv.inputs[0], producer, uses);
+  if (!is_plain(chain.reshape, "Reshape") || !constant_input(graph, *chain.reshape, 1)) return std::nullopt;
+  const Shape& reshaped = graph.type(chain.reshape->outputs[0]).shape;
+  const Shape& moved = graph.type(chain.reshape->inputs[0]).shape;
+  if (moved.size() < 2 || moved[0] != reshaped[0] || moved[1] != reshaped[1]) return std::nullopt;
+  chain.transpose = sole_producer(graph, chain.reshape->inputs[0], producer, uses);
+  if (!is_plain(chain.transpose, "Transpose")) return std::nullopt;
+  std::vector<int64_t> perm = chain.transpose->attrs.get_ints("perm");
+  if (perm.size() != moved.size() || perm[1] != int64_t(moved.size()) - 1) return std::nullopt;
+  const Node* next = sole_producer(graph, chain.transpose->inputs[0], producer, uses);
+  int64_t channels = moved[1];
+  if (is_plain(next, "Add")) {
+    ValueId product = next->inputs[0];
+    if (constant_input(graph, *next, 0)) product = next->inputs[1];
+    if (!last_axis_bias(graph, *next, product, channels) ||
+        graph.type(product).shape != graph.type(next->outputs[0]).shape) {
+      return std::nullopt;
+    }
+    chain.bias_add = next;
+    next = sole_producer(graph, product, producer, uses);
+  }
+  chain.matmul = next;
+  if (!is_plain(chain.matmul, "MatMul")) return std::nullopt;
+  const Tensor* a = constant_input(graph, *chain.matmul, 1);
+  if (!a || !is_float(a->dtype()) || a->rank() != 2 || a->dim(1) != channels) return std::nullopt;
+  return chain;
+}
+
+// The product of the two maps: A W^T [K, M], and its bias W a + b [M].
+struct Composed {
+  Tensor weight, bias;
+};
+
+Composed compose(const Tensor& a, const Tensor* a_bias, const Tensor& w, const Tensor* w_bias) {
+  int64_t k_dim = a.dim(0), c_dim = a.dim(1), m_dim = w.dim(0);
+  std::vector<double> av = a.to_f64_vector(), wv = w.to_f64_vector();
+  Composed out{Tensor(a.dtype(), {k_dim, m_dim}), Tensor(w.dtype(), {m_dim})};
+  std::vector<double> row(static_cast<size_t>(m_dim));
+  for (int64_t k = 0; k < k_dim; ++k) {
+    std::fill(row.begin(), row.end(), 0.0);
+    for (int64_t c = 0; c < c_dim; ++c) {
+      double x = av[size_t(k * c_dim + c)];
+      for (int64_t m = 0; m < m_dim; ++m) row[size_t(m)] += x * wv[size_t(m * c_dim + c)];
+    }
+    for (int64_t m = 0; m < m_dim; ++m) out.weight.set_f64(k * m_dim + m, row[size_t(m)]);
+  }
+  std::vector<double> ab = a_bias ? a_bias->to_f64_vector() : std::vector<double>(size_t(c_dim), 0.0);
+  for (int64_t m = 0; m < m_dim; ++m) {
+    double sum = w_bias ? w_bias->at_f64(m) : 0.0;
+    for (int64_t c = 0; c < c_dim; ++c) sum += wv[size_t(m * c_dim + c)] * ab[size_t(c)];
+    out.bias.set_f64(m, sum);
+  }
+  return out;
+}
+
+// Multiply-adds: K C per token and C M per pixel, against K M.
+bool saves_work(const Graph& graph, const LinearChain& chain, int64_t out_channels) {
+  const Tensor& a = *constant_input(graph, *chain.matmul, 1);
+  double k = double(a.dim(0)), c = double(a.dim(1)), m = double(out_channels);
+  return k * m < k * c + c * m;
+}
+
+// The nodes computing the Conv's output with one map: the chain's nodes
+// with the composed weight and bias and M channels where they had C.
+std::vector<Node> fold_chain(Graph& out, const Node& conv, const LinearChain& chain) {
+  std::string name = conv.name + "/folded";
+  const Tensor* a_bias = chain.bias_add ? last_axis_bias(out, *chain.bias_add, chain.matmul->outputs[0],
+                                                         constant_input(out, *chain.matmul, 1)->dim(1))
+                                        : nullptr;
+  Tensor w = *constant_input(out, conv, 1);
+  const Tensor* w_bias = constant_input(out, conv, 2);
+  Composed composed = compose(*constant_input(out, *chain.matmul, 1), a_bias, w, w_bias);
+  int64_t m_dim = w.dim(0);
+  DType dtype = out.type(conv.outputs[0]).dtype;
+  auto with_channels = [&](ValueId v, size_t axis) {
+    Shape shape = out.type(v).shape;
+    shape[axis] = m_dim;
+    return out.add_value(name + "/" + out.value(v).name, {dtype, shape});
+  };
+  std::vector<Node> nodes;
+  Node matmul = *chain.matmul;
+  matmul.name = name + "/MatMul";
+  matmul.inputs[1] = out.add_constant(name + "/W", std::move(composed.weight));
+  matmul.outputs = {with_channels(chain.matmul->outputs[0], out.type(chain.matmul->outputs[0]).rank() - 1)};
+  nodes.push_back(matmul);
+  ValueId product = matmul.outputs[0];
+  if (chain.bias_add || w_bias) {
+    ValueId bias = out.add_constant(name + "/B", std::move(composed.bias));
+    nodes.push_back(
+        Node{name + "/Add", "Add", "", {product, bias}, {with_channels(product, out.type(product).rank() - 1)}, {}});
+    product = nodes.back().outputs[0];
+  }
+  Node transpose = *chain.transpose;
+  transpose.name = name + "/Transpose";
+  transpose.inputs = {product};
+  transpose.outputs = {with_channels(chain.transpose->outputs[0], 1)};
+  nodes.push_back(transpose);
+  Node reshape = *chain.reshape;
+  reshape.name = name + "/Reshape";
+  std::vector<int64_t> shape = constant_input(out, *chain.reshape, 1)->to_i64_vector();
+  if (shape.size() > 1 && shape[1] > 0) shape[1] = m_dim;  // 0 copies the input's, -1 is inferred
+  reshape.inputs[0] = transpose.outputs[0];
+  reshape.inputs[1] = out.add_constant(name + "/shape", Tensor::vector_i64(shape));
+  reshape.outputs = {conv.outputs[0]};
+  nodes.push_back(reshape);
+  return nodes;
+}
+
+// The graph with `replaced` nodes taking their indices' places and `drop`
+// ones removed.
+Graph with_nodes_replaced(Graph out, const std::map<size_t, std::vector<Node>>& replaced,
+                          const std::vector<bool>& drop) {
+  std::vector<Node> nodes;
+  for (size_t n = 0; n < out.nodes().size(); ++n) {
+    auto it = replaced.find(n);
+    if (it != replaced.end()) {
+      nodes.insert(nodes.end(), it->second.begin(), it->second.end());
+    } else if (!drop[n]) {
+      nodes.push_back(std::move(out.nodes()[n]));
+    }
+  }
+  out.nodes() = std::move(nodes);
+  return remove_unused_values(out);
+}
+
+size_t index_of(const Graph& graph, const Node* node) { return size_t(node - graph.nodes().data()); }
+
 }  // namespace
+
+Graph fold_linear_into_pointwise_conv(const Graph& graph) {
+  std::vector<int> uses = use_counts(graph);
+  std::vector<size_t> producer = producer_nodes(graph);
+  Graph out = graph;
+  std::vector<bool> drop(graph.nodes().size(), false);
+  std::map<size_t, std::vector<Node>> replaced;  // a Conv's index -> the nodes that replace it
+  for (size_t n = 0; n < graph.nodes().size(); ++n) {
+    const Node& conv = graph.nodes()[n];
+    if (!is_pointwise_conv(graph, conv)) continue;
+    std::optional<LinearChain> chain = linear_chain(graph, conv, producer, uses);
+    if (!chain || !saves_work(graph, *chain, graph.type(conv.outputs[0]).shape[1])) continue;
+    replaced[n] = fold_chain(out, conv, *chain);
+    for (const Node* node : {chain->reshape, chain->transpose, chain->bias_add, chain->matmul}) {
+      if (node) drop[index_of(graph, node)] = true;
+    }
+  }
+  if (replaced.empty()) return graph;
+  // The folded chain takes the Conv's place: X is written before the MatMul was.
+  return with_nodes_replaced(std::move(out), replaced, drop);
+}
 
 Graph conv_before_upsampling(const Graph& graph) {
   std::vector<int> uses = use_counts(graph);
@@ -241,23 +419,13 @@ Graph conv_before_upsampling(const Graph& graph) {
     replaced[n] = Rewriter(out, conv).split(branches);
     drop[c] = true;
     for (const Branch& b : branches) {
-      if (b.resize) drop[size_t(b.resize - graph.nodes().data())] = true;
+      if (b.resize) drop[index_of(graph, b.resize)] = true;
     }
   }
   if (replaced.empty()) return graph;
   // The parts take the Conv's place: their inputs are all written before the
   // Concat, and its Resizes, were.
-  std::vector<Node> nodes;
-  for (size_t n = 0; n < graph.nodes().size(); ++n) {
-    auto it = replaced.find(n);
-    if (it != replaced.end()) {
-      for (Node& node : it->second) nodes.push_back(std::move(node));
-    } else if (!drop[n]) {
-      nodes.push_back(std::move(out.nodes()[n]));
-    }
-  }
-  out.nodes() = std::move(nodes);
-  return remove_unused_values(out);
+  return with_nodes_replaced(std::move(out), replaced, drop);
 }
 
 }  // namespace orchid::fission

@@ -1,4 +1,4 @@
-#include "fission/conv_before_resize.h"
+#include "fission/pointwise_conv.h"
 
 #include "fission_test_util.h"
 
@@ -144,6 +144,65 @@ TEST(ConvBeforeResize, FissionLeavesPrimitives) {
   Graph f = fission(decoder({1, 6, 4, 4}, {1, 5, 2, 2}, {1, 3, 8, 8}, 4, true).graph);
   EXPECT_EQ(count_ops(f, "Concat"), 0);
   for (const Node& node : f.nodes()) EXPECT_TRUE(primitive_kind(node, f).has_value()) << node.describe();
+}
+
+}  // namespace
+}  // namespace orchid::fission
+
+namespace orchid::fission {
+namespace {
+
+using testing::add_op;
+using testing::count_ops;
+using testing::expect_same_outputs;
+using testing::random_tensor;
+
+// X [1, L, K] -> MatMul(A [K, C]) [+ a] -> Transpose [1, C, L] -> Reshape
+// [1, C, h, w] -> 1x1 Conv to M channels [+ b] -> Relu.
+Graph token_linear_then_conv(int64_t k, int64_t c, int64_t m, bool linear_bias, bool bias_first, bool conv_bias) {
+  Graph g;
+  g.name = "token_linear_then_conv";
+  ValueId x = g.add_value("x", {DType::Float32, {1, 12, k}});
+  g.inputs() = {x};
+  ValueId y = add_op(g, "MatMul", {x, g.add_constant("A", random_tensor(DType::Float32, {k, c}, 1))})[0];
+  if (linear_bias) {
+    ValueId a = g.add_constant("a", random_tensor(DType::Float32, {c}, 2));
+    y = add_op(g, "Add", bias_first ? std::vector<ValueId>{a, y} : std::vector<ValueId>{y, a})[0];
+  }
+  Attributes perm;
+  perm.set("perm", std::vector<int64_t>{0, 2, 1});
+  y = add_op(g, "Transpose", {y}, perm)[0];
+  y = add_op(g, "Reshape", {y, g.add_constant("shape", Tensor::vector_i64({1, c, 3, 4}))})[0];
+  std::vector<ValueId> conv_in = {y, g.add_constant("W", random_tensor(DType::Float32, {m, c, 1, 1}, 3))};
+  if (conv_bias) conv_in.push_back(g.add_constant("b", random_tensor(DType::Float32, {m}, 4)));
+  y = add_op(g, "Conv", conv_in)[0];
+  g.outputs() = {add_op(g, "Relu", {y})[0]};
+  return g;
+}
+
+TEST(FoldLinearIntoPointwiseConv, OneMatMulComputesBothMaps) {
+  for (bool linear_bias : {true, false}) {
+    for (bool conv_bias : {true, false}) {
+      Graph g = token_linear_then_conv(3, 8, 5, linear_bias, !conv_bias, conv_bias);
+      Graph folded = fold_linear_into_pointwise_conv(g);
+      EXPECT_EQ(count_ops(folded, "Conv"), 0);
+      EXPECT_EQ(count_ops(folded, "MatMul"), 1);
+      EXPECT_EQ(count_ops(folded, "Add"), linear_bias || conv_bias ? 1 : 0);
+      expect_same_outputs(g, folded);
+    }
+  }
+}
+
+TEST(FoldLinearIntoPointwiseConv, KeepsABottleneck) {
+  // 16 -> 2 -> 16 channels: 16x16 multiply-adds per pixel folded, 64 apart.
+  Graph g = token_linear_then_conv(16, 2, 16, true, false, true);
+  EXPECT_EQ(count_ops(fold_linear_into_pointwise_conv(g), "Conv"), 1);
+}
+
+TEST(FoldLinearIntoPointwiseConv, KeepsAChainReadElsewhere) {
+  Graph g = token_linear_then_conv(3, 8, 5, true, false, true);
+  g.outputs().push_back(g.nodes()[1].outputs[0]);  // the biased product is also an output
+  EXPECT_EQ(count_ops(fold_linear_into_pointwise_conv(g), "Conv"), 1);
 }
 
 }  // namespace

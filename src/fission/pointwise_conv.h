@@ -1,6 +1,8 @@
-// Moves a pointwise Conv over a channel Concat of upsampled tensors before
-// the upsampling: a constant rewrite run before fission, after BatchNorm
-// folding. Two identities, both exact in real arithmetic:
+// Constant rewrites of pointwise (1x1) Convs, run before fission after
+// BatchNorm folding, each exact in real arithmetic.
+//
+// conv_before_upsampling moves a pointwise Conv over a channel Concat of
+// upsampled tensors before the upsampling. Two identities:
 //
 //   Conv1x1(Concat(a_1, ..., a_n), W, b) = sum_i Conv1x1(a_i, W_i, b_i)
 //     (W_i: W's input channels of a_i; the bias in one term only)
@@ -28,5 +30,17 @@ namespace orchid::fission {
 // read only by the Concat). Applied where the multiply-adds of the Convs and
 // Resizes fall to 3/4 or less; other nodes are copied unchanged.
 Graph conv_before_upsampling(const Graph& graph);
+
+// For every Conv as above (1x1, stride 1, no pads, one group, constant
+// weight W [M, C, 1...] and bias or none) whose input is a token-major
+// linear map moved to channels-first,
+//   Reshape(Transpose(MatMul(X, A) [+ a]))   A: constant [K, C], a: [C]
+// (the Transpose takes the last axis to axis 1, the Reshape keeps axes 0 and
+// 1, each value read once): the two maps as one,
+//   Reshape(Transpose(MatMul(X, A W^T) [+ W a + b]))
+// computed in double. Applied where it saves multiply-adds (K M < K C + C M:
+// SegFormer's decoder MLPs, 32..256 -> 256 channels, then its fuse Conv's
+// 256 -> 256 parts). Other nodes are copied unchanged.
+Graph fold_linear_into_pointwise_conv(const Graph& graph);
 
 }  // namespace orchid::fission
