@@ -4,8 +4,9 @@
 #include <map>
 #include <sstream>
 
-#include "fission/pointwise_conv.h"
+#include "fission/channels_last_sum.h"
 #include "fission/fold_batchnorm.h"
+#include "fission/pointwise_conv.h"
 #include "fission/primitive.h"
 #include "fission/rules.h"
 #include "ir/graph_utils.h"
@@ -101,8 +102,11 @@ Graph fission(const Graph& graph) {
   // BatchNorm after Conv becomes the Conv's weights and bias before anything
   // else sees it; what remains of BatchNorm is fissioned like any operator.
   // A pointwise Conv over a Concat of upsampled maps then runs before the
-  // upsampling, and takes in a linear map that feeds it (pointwise_conv.h).
-  Graph current = fold_linear_into_pointwise_conv(conv_before_upsampling(fold_batchnorm_into_conv(graph)));
+  // upsampling, and takes in a linear map that feeds it (pointwise_conv.h);
+  // sums of token maps made images run channels-last (channels_last_sum.h).
+  Graph current = fold_batchnorm_into_conv(graph);
+  current = fold_linear_into_pointwise_conv(conv_before_upsampling(current));
+  current = sum_token_maps_channels_last(current);
   // Rules may emit operators that other rules rewrite (Mean -> ReduceMean ->
   // ReduceSum); a few passes reach primitives.
   for (int pass = 0; pass < 8; ++pass) {

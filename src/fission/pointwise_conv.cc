@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "fission/graph_rewrite.h"
 #include "ir/graph_utils.h"
 #include "reference/ops/resize_plan.h"
 
@@ -56,11 +57,6 @@ bool constant_resize_inputs(const Graph& graph, const Node& resize) {
     if (resize.inputs[i] != kNoValue && !constant_input(graph, resize, i)) return false;
   }
   return true;
-}
-
-const Tensor* present_constant(const Graph& graph, const Node& node, size_t i) {
-  const Tensor* t = constant_input(graph, node, i);
-  return t && t->numel() > 0 ? t : nullptr;
 }
 
 // A Resize that upsamples the spatial axes only, with weights that sum to 1,
@@ -233,15 +229,6 @@ struct LinearChain {
   const Node* matmul = nullptr;
 };
 
-// The node writing `value` when only one node reads it, else nullptr.
-const Node* sole_producer(const Graph& graph, ValueId value, const std::vector<size_t>& producer,
-                          const std::vector<int>& uses) {
-  size_t p = producer[size_t(value)];
-  return p == kNoNode || uses[size_t(value)] != 1 ? nullptr : &graph.nodes()[p];
-}
-
-bool is_plain(const Node* node, const char* op) { return node && node->op == op && node->domain.empty(); }
-
 // A constant [C] bias, or one broadcast along the last axis only ([1, ..., C]).
 const Tensor* last_axis_bias(const Graph& graph, const Node& add, ValueId product, int64_t channels) {
   if (add.inputs.size() != 2) return nullptr;
@@ -360,25 +347,6 @@ std::vector<Node> fold_chain(Graph& out, const Node& conv, const LinearChain& ch
   nodes.push_back(reshape);
   return nodes;
 }
-
-// The graph with `replaced` nodes taking their indices' places and `drop`
-// ones removed.
-Graph with_nodes_replaced(Graph out, const std::map<size_t, std::vector<Node>>& replaced,
-                          const std::vector<bool>& drop) {
-  std::vector<Node> nodes;
-  for (size_t n = 0; n < out.nodes().size(); ++n) {
-    auto it = replaced.find(n);
-    if (it != replaced.end()) {
-      nodes.insert(nodes.end(), it->second.begin(), it->second.end());
-    } else if (!drop[n]) {
-      nodes.push_back(std::move(out.nodes()[n]));
-    }
-  }
-  out.nodes() = std::move(nodes);
-  return remove_unused_values(out);
-}
-
-size_t index_of(const Graph& graph, const Node* node) { return size_t(node - graph.nodes().data()); }
 
 }  // namespace
 

@@ -66,6 +66,11 @@ void add_edges(const Graph& graph, const std::vector<size_t>& producer, ClusterG
 
 }  // namespace
 
+bool moves_innermost_axis(const Node& node) {
+  if (node.op != "Transpose") return false;
+  const std::vector<int64_t> perm = node.attrs.get_ints("perm");
+  return !perm.empty() && perm.back() != int64_t(perm.size()) - 1;
+}
 
 ClusterGraph build_clusters(const Graph& graph, const FusionRules& rules) {
   const size_t n = graph.nodes().size();
@@ -80,8 +85,10 @@ ClusterGraph build_clusters(const Graph& graph, const FusionRules& rules) {
   std::vector<size_t> root(n), size(n, 1);
   for (size_t i = n; i-- > 0;) {
     const size_t r = reader[i];
+    // (a Transpose of the innermost axis stays apart: clusters.h)
     const bool contract = r != kNone && fusable[i] && fusable[r] && is_injective(graph.nodes()[i], graph) &&
-                          size[root[r]] < kMaxClusterNodes;
+                          size[root[r]] < kMaxClusterNodes && !moves_innermost_axis(graph.nodes()[i]) &&
+                          !moves_innermost_axis(graph.nodes()[r]);
     root[i] = contract ? root[r] : i;
     if (contract) ++size[root[i]];
   }

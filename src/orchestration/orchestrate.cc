@@ -84,6 +84,7 @@ class Orchestrator {
       if (candidate.kind == CandidateKind::Linear) {
         chains_[candidate.nodes[0]].push_back(groups_.size() - 1);
       }
+      by_nodes_.emplace(candidate.nodes, groups_.size() - 1);
       if (candidate.kind == CandidateKind::Generated) {
         groups_.back().symbol = "orchid_candidate_" + std::to_string(groups_.size() - 1);
         ++report_.generated_candidates;
@@ -277,7 +278,51 @@ class Orchestrator {
         }
       }
     }
+    for (const std::vector<size_t>& part : chosen) {
+      for (size_t i : part) add_transpose_pieces(i, out);
+    }
     return {out.begin(), out.end()};
+  }
+
+  // A chosen generated kernel holding a Transpose of the innermost axis
+  // (clusters.h) runs in one order and strides through the other; its pieces
+  // apart, the nodes before the Transpose, the Transpose and the nodes after
+  // it, are measured beside it. Estimates cannot tell which is faster, and
+  // once a few such kernels are measured slow, calibration scales every
+  // generated estimate up with them and the pieces were never tried.
+  void add_transpose_pieces(size_t i, std::set<size_t>& out) const {
+    if (set_.candidates[i].kind != CandidateKind::Generated) return;
+    const std::vector<size_t>& nodes = set_.candidates[i].nodes;
+    for (size_t t : nodes) {
+      if (!moves_innermost_axis(graph_.nodes()[t])) continue;
+      const std::vector<size_t> before = ancestors_within(nodes, t);
+      std::vector<size_t> after;
+      for (size_t n : nodes) {
+        if (n != t && !std::binary_search(before.begin(), before.end(), n)) after.push_back(n);
+      }
+      for (const std::vector<size_t>& piece : {before, after, std::vector<size_t>{t}}) {
+        auto it = by_nodes_.find(piece);
+        if (it != by_nodes_.end() && costs_[it->second].source == CostSource::Estimated) out.insert(it->second);
+      }
+    }
+  }
+
+  // The nodes of `nodes` (ascending) that node t reads from through nodes of
+  // `nodes`, ascending.
+  std::vector<size_t> ancestors_within(const std::vector<size_t>& nodes, size_t t) const {
+    std::set<size_t> found;
+    std::vector<size_t> stack = {t};
+    while (!stack.empty()) {
+      const size_t n = stack.back();
+      stack.pop_back();
+      for (ValueId id : graph_.nodes()[n].inputs) {
+        const size_t p = id == kNoValue ? kNoNode : producer_[size_t(id)];
+        if (p == kNoNode || found.count(p) || !std::binary_search(nodes.begin(), nodes.end(), p)) continue;
+        found.insert(p);
+        stack.push_back(p);
+      }
+    }
+    return {found.begin(), found.end()};
   }
 
   // Builds and times the candidates; false when there is nothing to do.
@@ -434,6 +479,8 @@ class Orchestrator {
   runtime::GroupMaker make_group_;
   CandidateSet set_;
   std::vector<runtime::KernelGroup> groups_;
+  std::map<std::vector<size_t>, size_t> by_nodes_;  // a candidate's nodes -> its index (the first, for linear ones)
+  std::vector<size_t> producer_ = producer_nodes(graph_);
   std::map<size_t, std::vector<size_t>> chains_;  // a linear group's first node -> the candidates that start there
   std::vector<PartProblem> problems_;
   std::vector<KernelCost> costs_;

@@ -69,6 +69,7 @@ class Lowering {
   // function of x: fast_math::tanh_softplus, Mish's factor).
   std::optional<ValueId> softplus_argument(ValueId value) const;
   // ---- lower_layout.cc
+  Index reshape_index(const Shape& in, const Shape& out, Index& index);
   Expr compute_layout(const Node& node, ValueId value, Index& index);
   Expr inline_transpose(const Node& node, const std::vector<Expr>& dims);
   Expr inline_slice(const Node& node, const std::vector<Expr>& dims);

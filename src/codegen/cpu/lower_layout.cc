@@ -44,11 +44,7 @@ Expr conjunction(const Expr& a, const Expr& b) { return a ? kir::binary(kir::Op:
 Expr Lowering::compute_layout(const Node& node, ValueId value, Index& index) {
   const Shape& out = graph_.type(value).shape;
   const ValueId x = node.inputs[0];
-  if (node.op == "Reshape") {
-    Index next;
-    next.linear = linear_of(out, index);
-    return value_at(x, next);
-  }
+  if (node.op == "Reshape") return value_at(x, reshape_index(graph_.type(x).shape, out, index));
   if (node.op == "Expand") return value_at(x, broadcast_index(x, out, index));
   const std::vector<Expr> dims = dims_of(out, index);
   if (node.op == "Transpose") return inline_transpose(node, dims);
@@ -58,6 +54,28 @@ Expr Lowering::compute_layout(const Node& node, ValueId value, Index& index) {
   if (node.op == "Gather") return inline_gather(node, value, dims);
   ORCHID_CHECK(false) << "codegen: cannot inline " << node.describe();
   return nullptr;
+}
+
+// The axes a Reshape keeps at the end of both shapes ([1, h, w, C] from
+// [1, L, C]: C) keep their coordinates, so a broadcast read of the input
+// along them (a bias over C) needs no division of the linear index by C;
+// the leading axes map through their own linear index. Without known
+// coordinates, the linear index is the input's.
+Index Lowering::reshape_index(const Shape& in, const Shape& out, Index& index) {
+  size_t kept = 0;
+  while (kept < in.size() && kept < out.size() && in[in.size() - 1 - kept] == out[out.size() - 1 - kept]) ++kept;
+  if (!index.has_dims || index.lazy_from || kept == 0) {
+    Index next;
+    next.linear = linear_of(out, index);
+    return next;
+  }
+  const size_t out_lead = out.size() - kept, in_lead = in.size() - kept;
+  Index lead = dims_index({index.dims.begin(), index.dims.begin() + long(out_lead)});
+  Index mapped;
+  mapped.linear = linear_of(Shape(out.begin(), out.begin() + long(out_lead)), lead);
+  std::vector<Expr> dims = in_lead ? dims_of(Shape(in.begin(), in.begin() + long(in_lead)), mapped) : std::vector<Expr>{};
+  dims.insert(dims.end(), index.dims.begin() + long(out_lead), index.dims.end());
+  return dims_index(std::move(dims));
 }
 
 std::vector<int64_t> transpose_perm(const Node& node, size_t rank) {

@@ -246,6 +246,20 @@ Graph three_transcendentals(Shape shape) {
   return b.finish(b.op("Add", {y, b.op("Sigmoid", {x})}));
 }
 
+// A token map plus a bias over its channels, reshaped channels-last and
+// upsampled bilinearly (SegFormer's decoder after fission's
+// channels_last_sum.h), 19 channels: not a multiple of the vector width.
+Graph channels_last_upsample_bias() {
+  GraphBuilder b;
+  ValueId t = b.input("t", {1, 12, 19});
+  ValueId x = b.op("Add", {t, b.constant({19})});
+  x = b.op("Reshape", {x, constant_ints(b.g, {1, 3, 4, 19})});
+  const ValueId scales =
+      b.g.add_constant("scales", Tensor::from_vector(DType::Float32, {4}, std::vector<float>{1, 2, 2, 1}));
+  x = b.op("Resize", {x, kNoValue, scales}, attrs({{"mode", std::string("linear")}}));
+  return b.finish(b.op("Add", {x, b.input("u", {1, 6, 8, 19})}));
+}
+
 std::map<std::string, Case> make_cases() {
   std::map<std::string, Case> cases;
   auto add = [&](const std::string& name, Graph g) { cases.emplace(name, make_case(name, std::move(g))); };
@@ -277,6 +291,7 @@ std::map<std::string, Case> make_cases() {
   add("concat_root_parallel", concat_root_parallel());
   add("reflect_pad_scale", reflect_pad_scale());
   add("upsample_reflect_pad", upsample_reflect_pad());
+  add("channels_last_upsample_bias", channels_last_upsample_bias());
   add("nhwc_to_nchw_scale", nhwc_to_nchw_scale());
   add("batched_transpose", batched_transpose());
   add("mish_small", mish({3, 333}));
@@ -462,6 +477,15 @@ TEST(CodegenCpu, MishIsOneExponentialPerElement) {
     EXPECT_NE(code.find("fm::tanh_softplus("), std::string::npos) << code;
     EXPECT_EQ(code.find("fm::log("), std::string::npos) << code;
   }
+}
+// A Reshape that keeps the channel axis keeps its coordinate: the bias is
+// read at the channel loop's index, not at a remainder of the token map's
+// linear index (a remainder per tap kept GCC from vectorizing the loop).
+TEST(CodegenCpu, ReshapeKeepsTrailingCoordinates) {
+  expect_case("channels_last_upsample_bias");
+  const Case& c = suite().cases.at("channels_last_upsample_bias");
+  const std::string code = emit_kernel(c.primitives, c.group, "k");
+  EXPECT_EQ(code.find("% 19)"), std::string::npos) << code;
 }
 TEST(CodegenCpu, ChainedGathersReadOneComposedTable) {
   expect_case("upsample_reflect_pad");

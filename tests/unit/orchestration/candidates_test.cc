@@ -80,6 +80,31 @@ TEST(Candidates, ChainOfElementwiseIsOneCluster) {
   EXPECT_EQ(node_sets(set, CandidateKind::Generated), (std::set<std::vector<size_t>>{{0, 1, 2}}));
 }
 
+// A Transpose of the innermost axis is a cluster of its own (clusters.h), so
+// the chain through it is a candidate both whole and in pieces; one that
+// keeps the innermost axis is contracted like any layout primitive.
+TEST(Candidates, InnermostTransposeIsOfferedFusedAndApart) {
+  for (bool innermost : {true, false}) {
+    SCOPED_TRACE(innermost);
+    GraphBuilder b;
+    ValueId x = b.input("x", {4, 8, 6});
+    ValueId y = b.op("Relu", {x});
+    Attributes perm;
+    perm.set("perm", innermost ? std::vector<int64_t>{0, 2, 1} : std::vector<int64_t>{1, 0, 2});
+    y = b.op("Transpose", {y}, perm);
+    Graph g = b.finish(b.op("Exp", {y}));
+    const CandidateSet set = enumerate_candidates(g, permissive_rules());
+    if (innermost) {
+      EXPECT_EQ(set.clusters.size(), 3u);
+      EXPECT_EQ(node_sets(set, CandidateKind::Generated),
+                (std::set<std::vector<size_t>>{{0, 1}, {1, 2}, {0, 1, 2}}));
+    } else {
+      EXPECT_EQ(set.clusters.size(), 1u);
+      EXPECT_EQ(node_sets(set, CandidateKind::Generated), (std::set<std::vector<size_t>>{{0, 1, 2}}));
+    }
+  }
+}
+
 TEST(Candidates, DiamondGivesEveryConnectedConvexSet) {
   GraphBuilder b;
   ValueId x = b.input("x", {4, 8});
