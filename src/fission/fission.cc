@@ -103,10 +103,11 @@ Graph fission(const Graph& graph) {
   // else sees it; what remains of BatchNorm is fissioned like any operator.
   // A pointwise Conv over a Concat of upsampled maps then runs before the
   // upsampling, and takes in a linear map that feeds it (pointwise_conv.h);
-  // sums of token maps made images run channels-last (channels_last_sum.h).
+  // sums of token maps made images run channels-last (channels_last_sum.h),
+  // and a pointwise Conv reading such a sum takes it channels-last.
   Graph current = fold_batchnorm_into_conv(graph);
   current = fold_linear_into_pointwise_conv(conv_before_upsampling(current));
-  current = sum_token_maps_channels_last(current);
+  current = pointwise_conv_channels_last(sum_token_maps_channels_last(current));
   // Rules may emit operators that other rules rewrite (Mean -> ReduceMean ->
   // ReduceSum); a few passes reach primitives.
   for (int pass = 0; pass < 8; ++pass) {

@@ -8,6 +8,7 @@
 
 #include "fission/graph_rewrite.h"
 #include "ir/graph_utils.h"
+#include "ir/op_traits.h"
 #include "reference/ops/resize_plan.h"
 
 namespace orchid::fission {
@@ -348,7 +349,108 @@ std::vector<Node> fold_chain(Graph& out, const Node& conv, const LinearChain& ch
   return nodes;
 }
 
+// ------------------------------- a channels-last tensor made channels-first
+// The Transpose to channels-first feeding a pointwise Conv, through unary
+// elementwise operators (Relu), each value read once.
+struct ChannelsFirstChain {
+  const Node* transpose = nullptr;
+  std::vector<const Node*> unary;  // in execution order
+};
+
+bool is_unary_elementwise(const Node& node) {
+  const OpTraits* traits = op_traits(node.op);
+  return node.domain.empty() && traits && traits->kind == PrimitiveKind::Elementwise && traits->arity == 1 &&
+         traits->element == ElementClass::Arithmetic && node.inputs.size() == 1 && node.outputs.size() == 1;
+}
+
+// perm = [0, r - 1, 1, ..., r - 2]: channels-last to channels-first.
+bool is_to_channels_first(const Node& transpose) {
+  const std::vector<int64_t> perm = transpose.attrs.get_ints("perm");
+  const int64_t rank = int64_t(perm.size());
+  if (rank < 3 || perm[0] != 0 || perm[1] != rank - 1) return false;
+  for (int64_t a = 2; a < rank; ++a) {
+    if (perm[size_t(a)] != a - 1) return false;
+  }
+  return true;
+}
+
+std::optional<ChannelsFirstChain> channels_first_chain(const Graph& graph, const Node& conv,
+                                                       const std::vector<size_t>& producer,
+                                                       const std::vector<int>& uses) {
+  ChannelsFirstChain chain;
+  const Node* node = sole_producer(graph, conv.inputs[0], producer, uses);
+  while (node && is_unary_elementwise(*node)) {
+    chain.unary.insert(chain.unary.begin(), node);
+    node = sole_producer(graph, node->inputs[0], producer, uses);
+  }
+  if (!is_plain(node, "Transpose") || !is_to_channels_first(*node)) return std::nullopt;
+  chain.transpose = node;
+  return chain;
+}
+
+// The nodes computing the Conv's output channels-last: the unary chain on
+// the Transpose's input, MatMul(., W^T) [+ b], the Transpose to
+// channels-first.
+std::vector<Node> matmul_channels_last(Graph& out, const Node& conv, const ChannelsFirstChain& chain) {
+  const std::string name = conv.name + "/channels_last";
+  const DType dtype = out.type(conv.outputs[0]).dtype;
+  std::vector<Node> nodes;
+  ValueId x = chain.transpose->inputs[0];
+  const Shape shape = out.type(x).shape;  // [N, spatial..., C]
+  for (const Node* unary : chain.unary) {
+    Node node = *unary;
+    node.name = name + "/" + unary->name;
+    node.inputs = {x};
+    node.outputs = {out.add_value(node.name, {dtype, shape})};
+    nodes.push_back(node);
+    x = node.outputs[0];
+  }
+  const Tensor w = *constant_input(out, conv, 1);  // [M, C, 1...]
+  const int64_t m_dim = w.dim(0), c_dim = w.dim(1);
+  Tensor w_t(w.dtype(), {c_dim, m_dim});
+  for (int64_t m = 0; m < m_dim; ++m) {
+    for (int64_t c = 0; c < c_dim; ++c) w_t.set_f64(c * m_dim + m, w.at_f64(m * c_dim + c));
+  }
+  Shape result = shape;
+  result.back() = m_dim;
+  ValueId y = out.add_value(name + "/MatMul", {dtype, result});
+  nodes.push_back(Node{name + "/MatMul", "MatMul", "", {x, out.add_constant(name + "/W", std::move(w_t))}, {y}, {}});
+  if (conv.inputs.size() > 2 && conv.inputs[2] != kNoValue) {
+    ValueId biased = out.add_value(name + "/Add", {dtype, result});
+    nodes.push_back(Node{name + "/Add", "Add", "", {y, conv.inputs[2]}, {biased}, {}});
+    y = biased;
+  }
+  Node transpose = *chain.transpose;
+  transpose.name = name + "/Transpose";
+  transpose.inputs = {y};
+  transpose.outputs = {conv.outputs[0]};
+  nodes.push_back(transpose);
+  return nodes;
+}
+
 }  // namespace
+
+Graph pointwise_conv_channels_last(const Graph& graph) {
+  std::vector<int> uses = use_counts(graph);
+  std::vector<size_t> producer = producer_nodes(graph);
+  Graph out = graph;
+  std::vector<bool> drop(graph.nodes().size(), false);
+  std::map<size_t, std::vector<Node>> replaced;  // a Conv's index -> the nodes that replace it
+  for (size_t n = 0; n < graph.nodes().size(); ++n) {
+    const Node& conv = graph.nodes()[n];
+    if (!is_pointwise_conv(graph, conv)) continue;
+    std::optional<ChannelsFirstChain> chain = channels_first_chain(graph, conv, producer, uses);
+    // (the output Transpose moves fewer channels than the input one did)
+    if (!chain || graph.type(conv.outputs[0]).shape[1] > graph.type(conv.inputs[0]).shape[1]) continue;
+    replaced[n] = matmul_channels_last(out, conv, *chain);
+    drop[index_of(graph, chain->transpose)] = true;
+    for (const Node* node : chain->unary) drop[index_of(graph, node)] = true;
+  }
+  if (replaced.empty()) return graph;
+  // The channels-last chain takes the Conv's place: the Transpose's input is
+  // written before the Transpose was.
+  return with_nodes_replaced(std::move(out), replaced, drop);
+}
 
 Graph fold_linear_into_pointwise_conv(const Graph& graph) {
   std::vector<int> uses = use_counts(graph);

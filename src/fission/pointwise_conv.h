@@ -43,4 +43,15 @@ Graph conv_before_upsampling(const Graph& graph);
 // 256 -> 256 parts). Other nodes are copied unchanged.
 Graph fold_linear_into_pointwise_conv(const Graph& graph);
 
+// For every Conv as above whose input is a channels-last tensor y
+// [N, spatial..., C] made channels-first, Transpose(perm 0, r-1, 1, ...,
+// r-2), then passed through unary elementwise operators (Relu), each value
+// read once, with no more output channels M than C: the product
+// channels-last and its result made channels-first,
+//   Transpose(MatMul(unary(y), W^T [C, M]) [+ b]),
+// which moves M channels instead of C through a Transpose and runs as a
+// GEMM (SegFormer's classifier, 256 -> 150 channels at 128x128, after
+// channels_last_sum.h). Other nodes are copied unchanged.
+Graph pointwise_conv_channels_last(const Graph& graph);
+
 }  // namespace orchid::fission

@@ -207,3 +207,45 @@ TEST(FoldLinearIntoPointwiseConv, KeepsAChainReadElsewhere) {
 
 }  // namespace
 }  // namespace orchid::fission
+
+namespace orchid::fission {
+namespace {
+
+using testing::add_op;
+using testing::count_ops;
+using testing::expect_same_outputs;
+using testing::random_tensor;
+
+// y [1, 3, 4, C] -> Transpose to [1, C, 3, 4] -> Relu -> 1x1 Conv to M channels [+ b].
+Graph channels_first_then_conv(int64_t c, int64_t m, bool bias) {
+  Graph g;
+  g.name = "channels_first_then_conv";
+  ValueId y = g.add_value("y", {DType::Float32, {1, 3, 4, c}});
+  g.inputs() = {y};
+  Attributes perm;
+  perm.set("perm", std::vector<int64_t>{0, 3, 1, 2});
+  ValueId x = add_op(g, "Relu", {add_op(g, "Transpose", {y}, perm)[0]})[0];
+  std::vector<ValueId> conv_in = {x, g.add_constant("W", random_tensor(DType::Float32, {m, c, 1, 1}, 3))};
+  if (bias) conv_in.push_back(g.add_constant("b", random_tensor(DType::Float32, {m}, 4)));
+  g.outputs() = {add_op(g, "Conv", conv_in)[0]};
+  return g;
+}
+
+TEST(PointwiseConvChannelsLast, AGemmOnTheChannelsLastInput) {
+  for (bool bias : {true, false}) {
+    Graph g = channels_first_then_conv(6, 5, bias);
+    Graph rewritten = pointwise_conv_channels_last(g);
+    EXPECT_EQ(count_ops(rewritten, "Conv"), 0);
+    EXPECT_EQ(count_ops(rewritten, "MatMul"), 1);
+    EXPECT_EQ(count_ops(rewritten, "Transpose"), 1);
+    EXPECT_EQ(count_ops(rewritten, "Relu"), 1);
+    expect_same_outputs(g, rewritten);
+  }
+}
+
+TEST(PointwiseConvChannelsLast, KeepsAConvWithMoreOutputChannels) {
+  EXPECT_EQ(count_ops(pointwise_conv_channels_last(channels_first_then_conv(3, 8, true)), "Conv"), 1);
+}
+
+}  // namespace
+}  // namespace orchid::fission
