@@ -356,6 +356,7 @@ class Orchestrator {
       if (report_.unbuildable++ == 0) report_.first_unbuildable = group.name + ": " + error.what();
       return kUnbuildable;
     }
+    if (shares_its_input_buffer(*kernel, group)) return kBufferShareSeconds;
     const cost::KernelClass kind = kernel_class(set_.candidates[i].kind);
     const double seconds = cost_model_->measure(*kernel, graph_, group, kind);
     if (!is_onednn(i)) return seconds;
@@ -370,6 +371,21 @@ class Orchestrator {
       note_native(i, cost_model_->measure_native(*fresh, graph_, group, kind));
     }
     return seconds;
+  }
+
+  // A Reshape between intermediates: the executor gives its output its
+  // input's buffer and skips it (runtime::Executable::same_bytes), so it
+  // costs nothing but its place in the plan; timed alone it would copy.
+  static constexpr double kBufferShareSeconds = 1e-7;
+  bool shares_its_input_buffer(const runtime::Kernel& kernel, const runtime::KernelGroup& group) const {
+    const std::optional<size_t> slot = kernel.output_is_input_bytes();
+    if (!slot || group.outputs.size() != 1 || *slot >= group.inputs.size()) return false;
+    const ValueId source = group.inputs[*slot];
+    const auto is_one_of = [](ValueId id, const std::vector<ValueId>& ids) {
+      return std::find(ids.begin(), ids.end(), id) != ids.end();
+    };
+    return !graph_.value(source).is_constant() && !is_one_of(source, graph_.inputs()) &&
+           !is_one_of(source, graph_.outputs()) && !is_one_of(group.outputs[0], graph_.outputs());
   }
 
   // A oneDNN candidate's time with native inputs, and what it spent on

@@ -53,7 +53,7 @@ Executable::Executable(Program program, const backend::Backend& target,
   make_kernels(target, module, std::move(shared));
   NegotiatedLayouts layouts = negotiate_layouts(program_, kernels_);
   num_native_ = layouts.native;
-  memory_plan_ = plan_memory(program_, layouts.bytes);
+  memory_plan_ = plan_memory(program_, layouts.bytes, same_bytes(layouts));
   // A kernel may run another implementation in the layouts it now reads and
   // writes (a Concat between convolutions: oneDNN's concat).
   for (size_t k = 0; k < kernels_.size(); ++k) kernel_info_[k].implementation = kernels_[k]->implementation();
@@ -66,6 +66,32 @@ Executable::Executable(Program program, const backend::Backend& target,
 }
 
 Executable::~Executable() = default;
+
+// The kernels whose output is their input's bytes (Reshapes) where both are
+// row-major intermediates: the memory plan gives the two one buffer, and
+// those kernels are skipped.
+std::vector<std::pair<ValueId, ValueId>> Executable::same_bytes(const NegotiatedLayouts& layouts) {
+  const Graph& graph = program_.graph;
+  std::vector<bool> written(graph.num_values(), false), kept(graph.num_values(), false);
+  for (ValueId id : graph.outputs()) kept[size_t(id)] = true;
+  auto row_major = [&](ValueId id) { return size_t(id) >= layouts.bytes.size() || layouts.bytes[size_t(id)] == 0; };
+  std::vector<std::pair<ValueId, ValueId>> pairs;
+  skipped_.assign(kernels_.size(), false);
+  for (size_t k = 0; k < kernels_.size(); ++k) {
+    const KernelGroup& group = program_.kernels[k];
+    const std::optional<size_t> slot = kernels_[k]->output_is_input_bytes();
+    if (slot && group.outputs.size() == 1 && *slot < group.inputs.size()) {
+      const ValueId source = group.inputs[*slot], alias = group.outputs[0];
+      if (written[size_t(source)] && !kept[size_t(source)] && !kept[size_t(alias)] && row_major(source) &&
+          row_major(alias) && graph.type(source).nbytes() == graph.type(alias).nbytes()) {
+        pairs.emplace_back(alias, source);
+        skipped_[k] = true;
+      }
+    }
+    for (ValueId id : group.outputs) written[size_t(id)] = true;
+  }
+  return pairs;
+}
 
 // Creates the kernels in order. A constant that every reader has packed into
 // its own layout is freed as soon as the last reader is built, so loading
@@ -170,6 +196,7 @@ void Executable::run_into(const std::map<std::string, Tensor>& feeds, std::vecto
     args.outputs.clear();
     for (ValueId id : group.inputs) args.inputs.push_back(buffer_of(id, outputs, inputs));
     for (ValueId id : group.outputs) args.outputs.push_back(buffer_of(id, outputs, inputs));
+    if (skipped_[k]) continue;  // its output is its input's buffer
     if (!kernel_seconds) {
       kernels_[k]->run(args);
       continue;

@@ -5,9 +5,11 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "backend/backend.h"
+#include "runtime/layout_negotiation.h"
 #include "runtime/memory_plan.h"
 #include "runtime/program.h"
 #include "runtime/shared_constants.h"
@@ -60,12 +62,14 @@ class Executable {
 
  private:
   void* buffer_of(ValueId id, const std::vector<Tensor>& outputs, const std::map<ValueId, const Tensor*>& inputs);
+  std::vector<std::pair<ValueId, ValueId>> same_bytes(const NegotiatedLayouts& layouts);
 
   Program program_;
   MemoryPlan memory_plan_;
   std::vector<std::unique_ptr<Kernel>> kernels_;
   std::vector<KernelInfo> kernel_info_;
   std::shared_ptr<std::byte[]> arena_;  // Backend::allocate: 64-byte aligned
+  std::vector<bool> skipped_;     // per kernel: its output shares its input's buffer (same_bytes)
   std::vector<int> output_slot_;  // per ValueId: index into graph outputs, -1 if none
   size_t weight_bytes_ = 0;
   size_t num_native_ = 0;

@@ -112,6 +112,12 @@ class Kernel {
   // it one only where that saves more conversions than it costs
   // (runtime/layout_negotiation.h).
   virtual bool adapts_to_neighbours() const { return false; }
+
+  // The input whose bytes, as they are, are output 0 (a Reshape's data, both
+  // row-major), if there is one: where both are intermediates in row-major
+  // layouts, the memory plan gives them one buffer and the executor skips
+  // the kernel (runtime/memory_plan.h).
+  virtual std::optional<size_t> output_is_input_bytes() const { return std::nullopt; }
 };
 
 // Creates a kernel for a group. Weights (constant inputs) may be read and

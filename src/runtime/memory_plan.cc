@@ -1,6 +1,7 @@
 #include "runtime/memory_plan.h"
 
 #include <algorithm>
+#include <map>
 #include <set>
 
 namespace orchid::runtime {
@@ -16,7 +17,8 @@ struct Interval {
 
 size_t aligned(size_t bytes) { return (bytes + kArenaAlignment - 1) / kArenaAlignment * kArenaAlignment; }
 
-std::vector<Interval> intermediate_lifetimes(const Program& program, const std::vector<size_t>& bytes) {
+std::vector<Interval> intermediate_lifetimes(const Program& program, const std::vector<size_t>& bytes,
+                                            const std::map<ValueId, ValueId>& source_of) {
   const Graph& graph = program.graph;
   std::set<ValueId> graph_outputs(graph.outputs().begin(), graph.outputs().end());
   std::vector<Interval> intervals;
@@ -24,6 +26,10 @@ std::vector<Interval> intermediate_lifetimes(const Program& program, const std::
   for (size_t k = 0; k < program.kernels.size(); ++k) {
     for (ValueId id : program.kernels[k].outputs) {
       if (graph_outputs.count(id)) continue;
+      if (auto alias = source_of.find(id); alias != source_of.end()) {
+        index_of[size_t(id)] = index_of[size_t(alias->second)];  // the source's interval, read further on
+        continue;
+      }
       index_of[size_t(id)] = int64_t(intervals.size());
       const TensorType& type = graph.type(id);
       const size_t dense = type.nbytes();
@@ -42,10 +48,16 @@ std::vector<Interval> intermediate_lifetimes(const Program& program, const std::
 // Greedy by size, largest first: each tensor takes the lowest offset where it
 // overlaps no already placed tensor whose lifetime intersects its own. Simple,
 // and within a few percent of optimal on CNN-like graphs.
-MemoryPlan plan_memory(const Program& program, const std::vector<size_t>& bytes) {
+MemoryPlan plan_memory(const Program& program, const std::vector<size_t>& bytes,
+                       const std::vector<std::pair<ValueId, ValueId>>& same_bytes) {
   MemoryPlan plan;
   plan.offset.assign(program.graph.num_values(), -1);
-  std::vector<Interval> intervals = intermediate_lifetimes(program, bytes);
+  std::map<ValueId, ValueId> source_of;
+  for (const auto& [alias, source] : same_bytes) {
+    auto chained = source_of.find(source);  // a Reshape of a Reshape: the first source
+    source_of[alias] = chained == source_of.end() ? source : chained->second;
+  }
+  std::vector<Interval> intervals = intermediate_lifetimes(program, bytes, source_of);
   std::vector<size_t> order(intervals.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = i;
   std::stable_sort(order.begin(), order.end(),
@@ -72,6 +84,7 @@ MemoryPlan plan_memory(const Program& program, const std::vector<size_t>& bytes)
     plan.arena_bytes = std::max(plan.arena_bytes, offset + bytes);
     plan.intermediate_bytes += t.bytes;
   }
+  for (const auto& [alias, source] : source_of) plan.offset[size_t(alias)] = plan.offset[size_t(source)];
   plan.num_intermediates = intervals.size();
   return plan;
 }

@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "runtime/program.h"
@@ -24,6 +25,11 @@ struct MemoryPlan {
 
 // `bytes`, when given, overrides a value's size (per ValueId; 0 = dense
 // size): tensors in a native layout may take more (padded channel blocks).
-MemoryPlan plan_memory(const Program& program, const std::vector<size_t>& bytes = {});
+// `same_bytes` pairs (alias, source) of intermediates that are one buffer
+// (a Reshape's output and input, Kernel::output_is_input_bytes), each alias
+// produced after its source: the alias takes the source's offset, and the
+// source lives until the alias's last reader.
+MemoryPlan plan_memory(const Program& program, const std::vector<size_t>& bytes = {},
+                       const std::vector<std::pair<ValueId, ValueId>>& same_bytes = {});
 
 }  // namespace orchid::runtime

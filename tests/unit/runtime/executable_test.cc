@@ -74,6 +74,52 @@ TEST(Executable, GroupKeepsInternalValuesOutOfTheArena) {
   EXPECT_EQ(pair.outputs, g.nodes()[2].outputs);  // Exp's output stays inside
 }
 
+// x -> Relu -> Reshape a -> Reshape b -> Exp e, then Neg(a), and
+// Add(Reshape(e), Neg(a)): the Reshapes' outputs share their sources'
+// buffers; the Relu's lives until the Neg, so the Exp may not take it.
+Graph reshape_chain() {
+  Graph g;
+  ValueId x = g.add_value("x", {DType::Float32, {6, 4}});
+  g.inputs().push_back(x);
+  ValueId r = add_op(g, "Relu", {x})[0];
+  ValueId a = add_op(g, "Reshape", {r, g.add_constant("s1", Tensor::vector_i64({4, 6}))})[0];
+  ValueId b = add_op(g, "Reshape", {a, g.add_constant("s2", Tensor::vector_i64({24}))})[0];
+  ValueId e = add_op(g, "Exp", {b})[0];
+  ValueId n = add_op(g, "Neg", {a})[0];
+  ValueId f = add_op(g, "Reshape", {e, g.add_constant("s3", Tensor::vector_i64({4, 6}))})[0];
+  g.outputs() = {add_op(g, "Add", {f, n})[0]};
+  return g;
+}
+
+TEST(MemoryPlan, SameBytesShareTheSourcesBufferAndLifetime) {
+  Graph g = reshape_chain();
+  Program program{g, {}};
+  for (auto& nodes : one_kernel_per_node(g)) program.kernels.push_back(make_group(g, nodes));
+  const ValueId relu = g.nodes()[0].outputs[0], a = g.nodes()[1].outputs[0], b = g.nodes()[2].outputs[0];
+  const ValueId e = g.nodes()[3].outputs[0], f = g.nodes()[5].outputs[0];
+  MemoryPlan plan = plan_memory(program, {}, {{a, relu}, {b, a}, {f, e}});
+  EXPECT_EQ(plan.num_intermediates, 3u);  // the Relu's, the Exp's and the Neg's buffers
+  EXPECT_EQ(plan.offset[size_t(a)], plan.offset[size_t(relu)]);
+  EXPECT_EQ(plan.offset[size_t(b)], plan.offset[size_t(relu)]);
+  EXPECT_EQ(plan.offset[size_t(f)], plan.offset[size_t(e)]);
+  EXPECT_NE(plan.offset[size_t(e)], plan.offset[size_t(relu)]);  // the Relu's is read by the Neg after the Exp
+}
+
+TEST(Executable, ReshapesOfIntermediatesCopyNothing) {
+  Graph g = reshape_chain();
+  expect_runtime_matches(g);
+  Program program{g, {}};
+  for (auto& nodes : one_kernel_per_node(g)) program.kernels.push_back(make_group(g, nodes));
+  Executable executable(std::move(program));
+  EXPECT_EQ(executable.memory_plan().num_intermediates, 3u);
+  // A Reshape of a graph input, or into a graph output, still copies.
+  Graph io;
+  ValueId x = io.add_value("x", {DType::Float32, {6, 4}});
+  io.inputs().push_back(x);
+  io.outputs() = {add_op(io, "Reshape", {x, io.add_constant("s", Tensor::vector_i64({24}))})[0]};
+  expect_runtime_matches(io);
+}
+
 TEST(Executable, WrongFeedIsAUserError) {
   Graph g = chain_graph(10);
   Program program{g, {}};

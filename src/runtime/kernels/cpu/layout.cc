@@ -37,6 +37,10 @@ class CopyKernel : public Kernel {
   }
 
   std::string implementation() const override { return "layout " + op_; }
+  std::optional<size_t> output_is_input_bytes() const override {
+    if (op_ != "Reshape" || plan_.fill || plan_.copies.size() != 1) return std::nullopt;
+    return plan_.copies[0].first;
+  }
 
  private:
   CopyPlan plan_;
