@@ -168,16 +168,20 @@ void copy_tile(const E* __restrict in, E* __restrict out, int64_t rows, int64_t 
                int64_t in_col) {
   int64_t r0 = 0;
   if constexpr (sizeof(E) == 4) {
-    for (; r0 + 8 <= rows; r0 += 8) {
-      int64_t c = 0;
-      for (; c + 8 <= cols; c += 8) {
-        transpose_block8(reinterpret_cast<const uint32_t*>(in + r0 + c * in_col),
-                         reinterpret_cast<uint32_t*>(out + r0 * out_row + c), out_row, in_col);
-      }
-      for (int64_t r = r0; r < r0 + 8; ++r) {
-        for (int64_t cc = c; cc < cols; ++cc) out[r * out_row + cc] = in[r + cc * in_col];
+    // Column blocks outside, row blocks inside: each input row's cache lines
+    // (the tile's rows, contiguous) are used whole while they are loaded.
+    const int64_t full_rows = rows / 8 * 8;
+    int64_t c = 0;
+    for (; c + 8 <= cols; c += 8) {
+      for (int64_t r = 0; r < full_rows; r += 8) {
+        transpose_block8(reinterpret_cast<const uint32_t*>(in + r + c * in_col),
+                         reinterpret_cast<uint32_t*>(out + r * out_row + c), out_row, in_col);
       }
     }
+    for (int64_t r = 0; r < full_rows; ++r) {
+      for (int64_t cc = c; cc < cols; ++cc) out[r * out_row + cc] = in[r + cc * in_col];
+    }
+    r0 = full_rows;
   }
   for (int64_t c0 = 0; c0 < cols; c0 += kTile) {
     int64_t width = std::min(kTile, cols - c0);
