@@ -172,29 +172,26 @@ class Rewriter {
 }  // namespace
 
 Graph sum_token_maps_channels_last(const Graph& graph) {
-  std::vector<int> uses = use_counts(graph);
-  std::vector<size_t> producer = producer_nodes(graph);
-  Graph out = graph;
-  std::vector<bool> drop(graph.nodes().size(), false);
-  std::map<size_t, std::vector<Node>> replaced;  // a root Add's index -> the nodes that replace it
+  const std::vector<int> uses = use_counts(graph);
+  const std::vector<size_t> producer = producer_nodes(graph);
   // Last to first: a tree's root comes before its subtrees, which it takes.
-  for (size_t n = graph.nodes().size(); n-- > 0;) {
-    if (drop[n]) continue;
-    const Node& root = graph.nodes()[n];
-    std::optional<SumTree> tree = sum_tree(graph, root, producer, uses);
-    if (!tree) continue;
-    replaced[n] = Rewriter(out, root).rewrite(*tree);
-    for (const Node* add : tree->adds) drop[index_of(graph, add)] = true;
-    for (const TokenMap& map : tree->leaves) {
-      for (const Node* node : {map.transpose, map.reshape, map.resize}) {
-        if (node) drop[index_of(graph, node)] = true;
-      }
-    }
-  }
-  if (replaced.empty()) return graph;
-  // The channels-last sum takes the root's place: the token maps are
-  // written before the Transposes that read them were.
-  return with_nodes_replaced(std::move(out), replaced, drop);
+  // The channels-last sum takes the root's place: the token maps are written
+  // before the Transposes that read them were.
+  return rewrite_nodes(
+      graph,
+      [&](size_t n, Graph& out, std::vector<bool>& drop) -> std::optional<std::vector<Node>> {
+        const Node& root = graph.nodes()[n];
+        std::optional<SumTree> tree = sum_tree(graph, root, producer, uses);
+        if (!tree) return std::nullopt;
+        for (const Node* add : tree->adds) drop[index_of(graph, add)] = true;
+        for (const TokenMap& map : tree->leaves) {
+          for (const Node* node : {map.transpose, map.reshape, map.resize}) {
+            if (node) drop[index_of(graph, node)] = true;
+          }
+        }
+        return Rewriter(out, root).rewrite(*tree);
+      },
+      /*last_first=*/true);
 }
 
 }  // namespace orchid::fission

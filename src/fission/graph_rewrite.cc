@@ -34,4 +34,21 @@ Graph with_nodes_replaced(Graph graph, const std::map<size_t, std::vector<Node>>
   return remove_unused_values(graph);
 }
 
+Graph rewrite_nodes(const Graph& graph, const NodeRewrite& rewrite, bool last_first) {
+  Graph out = graph;
+  std::vector<bool> drop(graph.nodes().size(), false);
+  std::map<size_t, std::vector<Node>> replaced;
+  const size_t count = graph.nodes().size();
+  for (size_t k = 0; k < count; ++k) {
+    const size_t n = last_first ? count - 1 - k : k;
+    if (drop[n]) continue;
+    if (std::optional<std::vector<Node>> nodes = rewrite(n, out, drop)) {
+      replaced[n] = std::move(*nodes);
+      drop[n] = true;
+    }
+  }
+  if (replaced.empty()) return graph;
+  return with_nodes_replaced(std::move(out), replaced, drop);
+}
+
 }  // namespace orchid::fission

@@ -3,7 +3,9 @@
 // operators and replace them with new nodes in place.
 #pragma once
 
+#include <functional>
 #include <map>
+#include <optional>
 #include <vector>
 
 #include "ir/graph.h"
@@ -30,5 +32,14 @@ size_t index_of(const Graph& graph, const Node* node);
 // must read only values written before the key's node.
 Graph with_nodes_replaced(Graph graph, const std::map<size_t, std::vector<Node>>& replaced,
                           const std::vector<bool>& drop);
+
+// A rewrite of one node: the nodes that take node n's place, with their new
+// values and constants added to `out` (a copy of the graph being rewritten),
+// the nodes they make dead marked in `drop`; nullopt keeps node n.
+using NodeRewrite = std::function<std::optional<std::vector<Node>>(size_t n, Graph& out, std::vector<bool>& drop)>;
+
+// `graph` with `rewrite` offered every node not yet dropped, first to last
+// (last to first with `last_first`: a tree's root before its subtrees).
+Graph rewrite_nodes(const Graph& graph, const NodeRewrite& rewrite, bool last_first = false);
 
 }  // namespace orchid::fission

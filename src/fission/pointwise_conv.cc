@@ -431,71 +431,56 @@ std::vector<Node> matmul_channels_last(Graph& out, const Node& conv, const Chann
 }  // namespace
 
 Graph pointwise_conv_channels_last(const Graph& graph) {
-  std::vector<int> uses = use_counts(graph);
-  std::vector<size_t> producer = producer_nodes(graph);
-  Graph out = graph;
-  std::vector<bool> drop(graph.nodes().size(), false);
-  std::map<size_t, std::vector<Node>> replaced;  // a Conv's index -> the nodes that replace it
-  for (size_t n = 0; n < graph.nodes().size(); ++n) {
-    const Node& conv = graph.nodes()[n];
-    if (!is_pointwise_conv(graph, conv)) continue;
-    std::optional<ChannelsFirstChain> chain = channels_first_chain(graph, conv, producer, uses);
-    // (the output Transpose moves fewer channels than the input one did)
-    if (!chain || graph.type(conv.outputs[0]).shape[1] > graph.type(conv.inputs[0]).shape[1]) continue;
-    replaced[n] = matmul_channels_last(out, conv, *chain);
-    drop[index_of(graph, chain->transpose)] = true;
-    for (const Node* node : chain->unary) drop[index_of(graph, node)] = true;
-  }
-  if (replaced.empty()) return graph;
+  const std::vector<int> uses = use_counts(graph);
+  const std::vector<size_t> producer = producer_nodes(graph);
   // The channels-last chain takes the Conv's place: the Transpose's input is
   // written before the Transpose was.
-  return with_nodes_replaced(std::move(out), replaced, drop);
+  return rewrite_nodes(graph, [&](size_t n, Graph& out, std::vector<bool>& drop) -> std::optional<std::vector<Node>> {
+    const Node& conv = graph.nodes()[n];
+    if (!is_pointwise_conv(graph, conv)) return std::nullopt;
+    std::optional<ChannelsFirstChain> chain = channels_first_chain(graph, conv, producer, uses);
+    // (the output Transpose moves fewer channels than the input one did)
+    if (!chain || graph.type(conv.outputs[0]).shape[1] > graph.type(conv.inputs[0]).shape[1]) return std::nullopt;
+    drop[index_of(graph, chain->transpose)] = true;
+    for (const Node* node : chain->unary) drop[index_of(graph, node)] = true;
+    return matmul_channels_last(out, conv, *chain);
+  });
 }
 
 Graph fold_linear_into_pointwise_conv(const Graph& graph) {
-  std::vector<int> uses = use_counts(graph);
-  std::vector<size_t> producer = producer_nodes(graph);
-  Graph out = graph;
-  std::vector<bool> drop(graph.nodes().size(), false);
-  std::map<size_t, std::vector<Node>> replaced;  // a Conv's index -> the nodes that replace it
-  for (size_t n = 0; n < graph.nodes().size(); ++n) {
+  const std::vector<int> uses = use_counts(graph);
+  const std::vector<size_t> producer = producer_nodes(graph);
+  // The folded chain takes the Conv's place: X is written before the MatMul was.
+  return rewrite_nodes(graph, [&](size_t n, Graph& out, std::vector<bool>& drop) -> std::optional<std::vector<Node>> {
     const Node& conv = graph.nodes()[n];
-    if (!is_pointwise_conv(graph, conv)) continue;
+    if (!is_pointwise_conv(graph, conv)) return std::nullopt;
     std::optional<LinearChain> chain = linear_chain(graph, conv, producer, uses);
-    if (!chain || !saves_work(graph, *chain, graph.type(conv.outputs[0]).shape[1])) continue;
-    replaced[n] = fold_chain(out, conv, *chain);
+    if (!chain || !saves_work(graph, *chain, graph.type(conv.outputs[0]).shape[1])) return std::nullopt;
     for (const Node* node : {chain->reshape, chain->transpose, chain->bias_add, chain->matmul}) {
       if (node) drop[index_of(graph, node)] = true;
     }
-  }
-  if (replaced.empty()) return graph;
-  // The folded chain takes the Conv's place: X is written before the MatMul was.
-  return with_nodes_replaced(std::move(out), replaced, drop);
+    return fold_chain(out, conv, *chain);
+  });
 }
 
 Graph conv_before_upsampling(const Graph& graph) {
-  std::vector<int> uses = use_counts(graph);
-  std::vector<size_t> producer = producer_nodes(graph);
-  Graph out = graph;
-  std::vector<bool> drop(graph.nodes().size(), false);
-  std::map<size_t, std::vector<Node>> replaced;  // a Conv's index -> the nodes that replace it
-  for (size_t n = 0; n < graph.nodes().size(); ++n) {
+  const std::vector<int> uses = use_counts(graph);
+  const std::vector<size_t> producer = producer_nodes(graph);
+  // The parts take the Conv's place: their inputs are all written before the
+  // Concat, and its Resizes, were.
+  return rewrite_nodes(graph, [&](size_t n, Graph& out, std::vector<bool>& drop) -> std::optional<std::vector<Node>> {
     const Node& conv = graph.nodes()[n];
-    if (!is_pointwise_conv(graph, conv)) continue;
-    size_t c = producer[size_t(conv.inputs[0])];
-    if (c == kNoNode || uses[size_t(conv.inputs[0])] != 1) continue;
+    if (!is_pointwise_conv(graph, conv)) return std::nullopt;
+    const size_t c = producer[size_t(conv.inputs[0])];
+    if (c == kNoNode || uses[size_t(conv.inputs[0])] != 1) return std::nullopt;
     std::vector<Branch> branches = concat_branches(graph, graph.nodes()[c], producer, uses);
-    if (branches.empty() || !profitable(graph, branches, graph.type(conv.outputs[0]).shape)) continue;
-    replaced[n] = Rewriter(out, conv).split(branches);
+    if (branches.empty() || !profitable(graph, branches, graph.type(conv.outputs[0]).shape)) return std::nullopt;
     drop[c] = true;
     for (const Branch& b : branches) {
       if (b.resize) drop[index_of(graph, b.resize)] = true;
     }
-  }
-  if (replaced.empty()) return graph;
-  // The parts take the Conv's place: their inputs are all written before the
-  // Concat, and its Resizes, were.
-  return with_nodes_replaced(std::move(out), replaced, drop);
+    return Rewriter(out, conv).split(branches);
+  });
 }
 
 }  // namespace orchid::fission
