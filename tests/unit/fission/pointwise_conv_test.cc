@@ -146,16 +146,6 @@ TEST(ConvBeforeResize, FissionLeavesPrimitives) {
   for (const Node& node : f.nodes()) EXPECT_TRUE(primitive_kind(node, f).has_value()) << node.describe();
 }
 
-}  // namespace
-}  // namespace orchid::fission
-
-namespace orchid::fission {
-namespace {
-
-using testing::add_op;
-using testing::count_ops;
-using testing::expect_same_outputs;
-using testing::random_tensor;
 
 // X [1, L, K] -> MatMul(A [K, C]) [+ a] -> Transpose [1, C, L] -> Reshape
 // [1, C, h, w] -> 1x1 Conv to M channels [+ b] -> Relu.
@@ -205,16 +195,6 @@ TEST(FoldLinearIntoPointwiseConv, KeepsAChainReadElsewhere) {
   EXPECT_EQ(count_ops(fold_linear_into_pointwise_conv(g), "Conv"), 1);
 }
 
-}  // namespace
-}  // namespace orchid::fission
-
-namespace orchid::fission {
-namespace {
-
-using testing::add_op;
-using testing::count_ops;
-using testing::expect_same_outputs;
-using testing::random_tensor;
 
 // y [1, 3, 4, C] -> Transpose to [1, C, 3, 4] -> Relu -> 1x1 Conv to M channels [+ b].
 Graph channels_first_then_conv(int64_t c, int64_t m, bool bias) {
