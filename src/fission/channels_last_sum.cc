@@ -36,9 +36,7 @@ Shape channels_last(const Shape& shape) {
 bool is_permutable_resize(const Graph& graph, const Node& resize) {
   if (resize.outputs.size() != 1 || resize.attrs.has("axes")) return false;
   if (resize.attrs.get_string("coordinate_transformation_mode", "half_pixel") == "tf_crop_and_resize") return false;
-  for (size_t i = 1; i < resize.inputs.size(); ++i) {
-    if (resize.inputs[i] != kNoValue && !constant_input(graph, resize, i)) return false;
-  }
+  if (!constant_inputs_from(graph, resize, 1)) return false;
   const Shape& in = graph.type(resize.inputs[0]).shape;
   const Shape& out = graph.type(resize.outputs[0]).shape;
   if (in.size() != out.size() || in.size() < 3 || in[0] != out[0] || in[1] != out[1]) return false;
@@ -122,11 +120,8 @@ class Rewriter {
         sum = nodes_.back().outputs[0];
       }
     }
-    int64_t rank = int64_t(out_.type(sum).rank());
-    std::vector<int64_t> perm = {0, rank - 1};
-    for (int64_t a = 1; a < rank - 1; ++a) perm.push_back(a);
     Attributes attrs;
-    attrs.set("perm", perm);
+    attrs.set("perm", channels_first_perm(int64_t(out_.type(sum).rank())));
     nodes_.push_back(Node{root_.name + "/channels_first", "Transpose", "", {sum}, {root_.outputs[0]}, attrs});
     return std::move(nodes_);
   }

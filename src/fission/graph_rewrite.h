@@ -24,6 +24,14 @@ bool is_plain(const Node* node, const char* op);
 // A node's constant input i when present and not empty, else nullptr.
 const Tensor* present_constant(const Graph& graph, const Node& node, size_t i);
 
+// Whether every input of `node` from position `first` on is a constant or
+// omitted (a Resize's roi, scales and sizes).
+bool constant_inputs_from(const Graph& graph, const Node& node, size_t first);
+
+// The permutation from channels-last [N, spatial..., C] to channels-first
+// [N, C, spatial...] for a rank-`rank` tensor: [0, r-1, 1, ..., r-2].
+std::vector<int64_t> channels_first_perm(int64_t rank);
+
 // The index of `node`, an element of graph.nodes().
 size_t index_of(const Graph& graph, const Node* node);
 

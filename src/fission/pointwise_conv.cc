@@ -51,20 +51,11 @@ bool is_pointwise_conv(const Graph& graph, const Node& conv) {
   return !has_bias || constant_input(graph, conv, 2);
 }
 
-// Whether the Resize's roi, scales and sizes are constants (or omitted): the
-// rewrite reads them, and gives the moved Resize new sizes.
-bool constant_resize_inputs(const Graph& graph, const Node& resize) {
-  for (size_t i = 1; i < resize.inputs.size(); ++i) {
-    if (resize.inputs[i] != kNoValue && !constant_input(graph, resize, i)) return false;
-  }
-  return true;
-}
-
 // A Resize that upsamples the spatial axes only, with weights that sum to 1,
 // read only by the Concat.
 bool is_movable_upsampling(const Graph& graph, const Node& resize, const std::vector<int>& uses) {
-  if (resize.op != "Resize" || !resize.domain.empty() || resize.outputs.size() != 1) return false;
-  if (uses[size_t(resize.outputs[0])] != 1 || !constant_resize_inputs(graph, resize)) return false;
+  if (!is_plain(&resize, "Resize") || resize.outputs.size() != 1) return false;
+  if (uses[size_t(resize.outputs[0])] != 1 || !constant_inputs_from(graph, resize, 1)) return false;
   const Attributes& a = resize.attrs;
   std::string mode = a.get_string("mode", "nearest");
   if ((mode != "nearest" && mode != "linear") || a.get_int("antialias", 0) != 0 ||
@@ -228,6 +219,8 @@ struct LinearChain {
   const Node* transpose = nullptr;
   const Node* bias_add = nullptr;  // or none
   const Node* matmul = nullptr;
+  const Tensor* weight = nullptr;  // A [K, C]
+  const Tensor* bias = nullptr;    // a [C], or none
 };
 
 // A constant [C] bias, or one broadcast along the last axis only ([1, ..., C]).
@@ -255,16 +248,15 @@ std::optional<LinearChain> linear_chain(const Graph& graph, const Node& conv, co
   if (is_plain(next, "Add")) {
     ValueId product = next->inputs[0];
     if (constant_input(graph, *next, 0)) product = next->inputs[1];
-    if (!last_axis_bias(graph, *next, product, channels) ||
-        graph.type(product).shape != graph.type(next->outputs[0]).shape) {
-      return std::nullopt;
-    }
+    chain.bias = last_axis_bias(graph, *next, product, channels);
+    if (!chain.bias || graph.type(product).shape != graph.type(next->outputs[0]).shape) return std::nullopt;
     chain.bias_add = next;
     next = sole_producer(graph, product, producer, uses);
   }
   chain.matmul = next;
   if (!is_plain(chain.matmul, "MatMul")) return std::nullopt;
-  const Tensor* a = constant_input(graph, *chain.matmul, 1);
+  chain.weight = constant_input(graph, *chain.matmul, 1);
+  const Tensor* a = chain.weight;
   if (!a || !is_float(a->dtype()) || a->rank() != 2 || a->dim(1) != channels) return std::nullopt;
   return chain;
 }
@@ -297,9 +289,8 @@ Composed compose(const Tensor& a, const Tensor* a_bias, const Tensor& w, const T
 }
 
 // Multiply-adds: K C per token and C M per pixel, against K M.
-bool saves_work(const Graph& graph, const LinearChain& chain, int64_t out_channels) {
-  const Tensor& a = *constant_input(graph, *chain.matmul, 1);
-  double k = double(a.dim(0)), c = double(a.dim(1)), m = double(out_channels);
+bool saves_work(const LinearChain& chain, int64_t out_channels) {
+  double k = double(chain.weight->dim(0)), c = double(chain.weight->dim(1)), m = double(out_channels);
   return k * m < k * c + c * m;
 }
 
@@ -307,12 +298,9 @@ bool saves_work(const Graph& graph, const LinearChain& chain, int64_t out_channe
 // with the composed weight and bias and M channels where they had C.
 std::vector<Node> fold_chain(Graph& out, const Node& conv, const LinearChain& chain) {
   std::string name = conv.name + "/folded";
-  const Tensor* a_bias = chain.bias_add ? last_axis_bias(out, *chain.bias_add, chain.matmul->outputs[0],
-                                                         constant_input(out, *chain.matmul, 1)->dim(1))
-                                        : nullptr;
   Tensor w = *constant_input(out, conv, 1);
   const Tensor* w_bias = constant_input(out, conv, 2);
-  Composed composed = compose(*constant_input(out, *chain.matmul, 1), a_bias, w, w_bias);
+  Composed composed = compose(*chain.weight, chain.bias, w, w_bias);  // (chain's tensors: the input graph's)
   int64_t m_dim = w.dim(0);
   DType dtype = out.type(conv.outputs[0]).dtype;
   auto with_channels = [&](ValueId v, size_t axis) {
@@ -363,15 +351,10 @@ bool is_unary_elementwise(const Node& node) {
          traits->element == ElementClass::Arithmetic && node.inputs.size() == 1 && node.outputs.size() == 1;
 }
 
-// perm = [0, r - 1, 1, ..., r - 2]: channels-last to channels-first.
+// A Transpose from channels-last to channels-first (rank 3 or more).
 bool is_to_channels_first(const Node& transpose) {
   const std::vector<int64_t> perm = transpose.attrs.get_ints("perm");
-  const int64_t rank = int64_t(perm.size());
-  if (rank < 3 || perm[0] != 0 || perm[1] != rank - 1) return false;
-  for (int64_t a = 2; a < rank; ++a) {
-    if (perm[size_t(a)] != a - 1) return false;
-  }
-  return true;
+  return perm.size() >= 3 && perm == channels_first_perm(int64_t(perm.size()));
 }
 
 std::optional<ChannelsFirstChain> channels_first_chain(const Graph& graph, const Node& conv,
@@ -455,7 +438,7 @@ Graph fold_linear_into_pointwise_conv(const Graph& graph) {
     const Node& conv = graph.nodes()[n];
     if (!is_pointwise_conv(graph, conv)) return std::nullopt;
     std::optional<LinearChain> chain = linear_chain(graph, conv, producer, uses);
-    if (!chain || !saves_work(graph, *chain, graph.type(conv.outputs[0]).shape[1])) return std::nullopt;
+    if (!chain || !saves_work(*chain, graph.type(conv.outputs[0]).shape[1])) return std::nullopt;
     for (const Node* node : {chain->reshape, chain->transpose, chain->bias_add, chain->matmul}) {
       if (node) drop[index_of(graph, node)] = true;
     }

@@ -42,6 +42,11 @@ const Tensor* constant_input(const Graph& graph, const Node& node, size_t i) {
   return value.is_constant() ? &*value.constant : nullptr;
 }
 
+bool is_intermediate(const Graph& graph, ValueId id) {
+  const auto is_one_of = [id](const std::vector<ValueId>& ids) { return std::find(ids.begin(), ids.end(), id) != ids.end(); };
+  return !graph.value(id).is_constant() && !is_one_of(graph.inputs()) && !is_one_of(graph.outputs());
+}
+
 size_t constant_bytes(const Graph& graph) {
   size_t bytes = 0;
   for (size_t id = 0; id < graph.num_values(); ++id) {

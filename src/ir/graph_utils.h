@@ -24,6 +24,10 @@ std::vector<int> use_counts(const Graph& graph);
 // computed.
 const Tensor* constant_input(const Graph& graph, const Node& node, size_t i);
 
+// A value that is neither a graph input, a graph output nor a constant: one
+// that nodes compute and only nodes read (the executor's arena holds it).
+bool is_intermediate(const Graph& graph, ValueId id);
+
 // Bytes of data held by the graph's constants (its weights).
 size_t constant_bytes(const Graph& graph);
 

@@ -379,13 +379,8 @@ class Orchestrator {
   static constexpr double kBufferShareSeconds = 1e-7;
   bool shares_its_input_buffer(const runtime::Kernel& kernel, const runtime::KernelGroup& group) const {
     const std::optional<size_t> slot = kernel.output_is_input_bytes();
-    if (!slot || group.outputs.size() != 1 || *slot >= group.inputs.size()) return false;
-    const ValueId source = group.inputs[*slot];
-    const auto is_one_of = [](ValueId id, const std::vector<ValueId>& ids) {
-      return std::find(ids.begin(), ids.end(), id) != ids.end();
-    };
-    return !graph_.value(source).is_constant() && !is_one_of(source, graph_.inputs()) &&
-           !is_one_of(source, graph_.outputs()) && !is_one_of(group.outputs[0], graph_.outputs());
+    return slot && group.outputs.size() == 1 && *slot < group.inputs.size() &&
+           is_intermediate(graph_, group.inputs[*slot]) && is_intermediate(graph_, group.outputs[0]);
   }
 
   // A oneDNN candidate's time with native inputs, and what it spent on

@@ -72,23 +72,19 @@ Executable::~Executable() = default;
 // those kernels are skipped.
 std::vector<std::pair<ValueId, ValueId>> Executable::same_bytes(const NegotiatedLayouts& layouts) {
   const Graph& graph = program_.graph;
-  std::vector<bool> written(graph.num_values(), false), kept(graph.num_values(), false);
-  for (ValueId id : graph.outputs()) kept[size_t(id)] = true;
   auto row_major = [&](ValueId id) { return size_t(id) >= layouts.bytes.size() || layouts.bytes[size_t(id)] == 0; };
   std::vector<std::pair<ValueId, ValueId>> pairs;
   skipped_.assign(kernels_.size(), false);
   for (size_t k = 0; k < kernels_.size(); ++k) {
     const KernelGroup& group = program_.kernels[k];
     const std::optional<size_t> slot = kernels_[k]->output_is_input_bytes();
-    if (slot && group.outputs.size() == 1 && *slot < group.inputs.size()) {
-      const ValueId source = group.inputs[*slot], alias = group.outputs[0];
-      if (written[size_t(source)] && !kept[size_t(source)] && !kept[size_t(alias)] && row_major(source) &&
-          row_major(alias) && graph.type(source).nbytes() == graph.type(alias).nbytes()) {
-        pairs.emplace_back(alias, source);
-        skipped_[k] = true;
-      }
+    if (!slot || group.outputs.size() != 1 || *slot >= group.inputs.size()) continue;
+    const ValueId source = group.inputs[*slot], alias = group.outputs[0];
+    if (is_intermediate(graph, source) && is_intermediate(graph, alias) && row_major(source) && row_major(alias) &&
+        graph.type(source).nbytes() == graph.type(alias).nbytes()) {
+      pairs.emplace_back(alias, source);
+      skipped_[k] = true;
     }
-    for (ValueId id : group.outputs) written[size_t(id)] = true;
   }
   return pairs;
 }
