@@ -18,7 +18,9 @@ void verify_program(const Program& program) {
     ORCHID_CHECK(!group.nodes.empty()) << "kernel '" << group.name << "' has no nodes";
     for (ValueId id : group.inputs) {
       ORCHID_CHECK(id >= 0 && size_t(id) < graph.num_values() && ready[size_t(id)])
-          << "kernel '" << group.name << "' reads a value no earlier kernel computes";
+          << "kernel '" << group.name << "' reads "
+          << (id >= 0 && size_t(id) < graph.num_values() ? "'" + graph.value(id).name + "'" : "a value")
+          << ", which no earlier kernel computes";
     }
     for (size_t index : group.nodes) {
       ORCHID_CHECK(index < covered.size()) << "kernel '" << group.name << "' names node " << index;
