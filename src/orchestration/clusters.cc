@@ -85,9 +85,10 @@ ClusterGraph build_clusters(const Graph& graph, const FusionRules& rules) {
   std::vector<size_t> root(n), size(n, 1);
   for (size_t i = n; i-- > 0;) {
     const size_t r = reader[i];
-    // (a Transpose of the innermost axis is not contracted into its reader: clusters.h)
+    // (a Transpose of the innermost axis stays apart: clusters.h)
     const bool contract = r != kNone && fusable[i] && fusable[r] && is_injective(graph.nodes()[i], graph) &&
-                          size[root[r]] < kMaxClusterNodes && !moves_innermost_axis(graph.nodes()[i]);
+                          size[root[r]] < kMaxClusterNodes && !moves_innermost_axis(graph.nodes()[i]) &&
+                          !moves_innermost_axis(graph.nodes()[r]);
     root[i] = contract ? root[r] : i;
     if (contract) ++size[root[i]];
   }

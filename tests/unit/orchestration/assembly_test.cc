@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <set>
+
 #include "../runtime/runtime_test_util.h"
 
 namespace orchid::orchestration {
@@ -78,6 +80,33 @@ TEST(Assembly, AnAliasChosenBesideAKernelWritingTheOriginalRenamesNothing) {
   ASSERT_EQ(kept.groups.size(), 3u);
   EXPECT_EQ(kept.groups[1].outputs, kept.groups[2].inputs);
   EXPECT_EQ(kept.graph.value(kept.groups[2].inputs[0]).name, t.graph.value(t.alternative.original).name);
+}
+
+// x -> Neg (node 0) = p; original: p -> Exp (node 1); derived: p -> Abs
+// (node 2) -> Sqrt (node 3); Relu (node 4) reads the original. Kernels
+// {0, 2} and {2, 3} overlap: the first wrote p only because the Exp read it.
+TEST(Assembly, AValueAnOverlappingKernelReadsStaysWrittenWhenItsOtherReaderGoes) {
+  GraphBuilder b;
+  const ValueId x = b.input("x", {4, 4});
+  const ValueId p = b.op("Neg", {x});
+  const ValueId original = b.op("Exp", {p});
+  const ValueId a = b.op("Abs", {p});
+  const ValueId derived = b.op("Sqrt", {a});
+  const Graph graph = b.finish(b.op("Relu", {original}));
+  const Alternative alternative{original, derived, {1}, {2, 3}, "test"};
+  const std::vector<ChosenKernel> chosen = {{{0, 2}, "", {p, a}}, {{2, 3}, "", {derived}},
+                                            {{4}, "", {graph.outputs()[0]}}};
+  const KeptForms kept = keep_chosen_forms(graph, {alternative}, chosen, {0});
+  EXPECT_EQ(ops_of(kept.graph), (std::vector<std::string>{"Neg", "Abs", "Sqrt", "Relu"}));
+  ASSERT_EQ(kept.groups.size(), 3u);
+  // Every value a kernel reads is an input of the graph or written by an earlier kernel.
+  std::set<ValueId> written(kept.graph.inputs().begin(), kept.graph.inputs().end());
+  for (const runtime::KernelGroup& group : kept.groups) {
+    for (ValueId id : group.inputs) EXPECT_TRUE(written.count(id)) << kept.graph.value(id).name;
+    written.insert(group.outputs.begin(), group.outputs.end());
+  }
+  EXPECT_EQ(kept.groups[1].inputs.size(), 1u);
+  EXPECT_EQ(kept.graph.value(kept.groups[1].inputs[0]).name, graph.value(p).name);
 }
 
 }  // namespace
