@@ -2,9 +2,11 @@
 // MatMul groups in float32, with epilogues as bias and post-ops. What is
 // supported is decided once, in onednn_linear_spec.cc, for both the plan
 // (linear_group_supported) and the kernel (make_linear_kernel). oneDNN is
-// the default implementation; the others (ConvTranspose as GEMM + col2im,
-// direct convolutions, few-row matrix products) read the same spec.
+// the default implementation; the others (ConvTranspose as one matmul or as
+// GEMM + col2im, direct convolutions, few-row matrix products) read the same
+// spec.
 #include "runtime/kernels/cpu/conv_transpose_gemm.h"
+#include "runtime/kernels/cpu/deconv_matmul.h"
 #include "runtime/kernels/cpu/direct_conv.h"
 #include "runtime/kernels/cpu/direct_matmul.h"
 #include "runtime/kernels/cpu/onednn_linear_kernel.h"
@@ -30,9 +32,13 @@ std::unique_ptr<Kernel> make_linear_kernel(const Graph& graph, const KernelGroup
     return kernel;
   }
   if (!spec) return nullptr;
-  // ConvTranspose: GEMM + col2im where it beats oneDNN's deconvolution.
-  if (spec->anchor.kind == onednn::LinearKind::ConvTranspose && conv_transpose_gemm_preferred(*spec)) {
-    if (std::unique_ptr<Kernel> k = make_conv_transpose_gemm_kernel(graph, group, *spec)) return k;
+  // ConvTranspose: one matmul where the taps do not overlap, else GEMM +
+  // col2im where it beats oneDNN's deconvolution.
+  if (spec->anchor.kind == onednn::LinearKind::ConvTranspose) {
+    if (std::unique_ptr<Kernel> k = make_deconv_matmul_kernel(graph, group, *spec)) return k;
+    if (conv_transpose_gemm_preferred(*spec)) {
+      if (std::unique_ptr<Kernel> k = make_conv_transpose_gemm_kernel(graph, group, *spec)) return k;
+    }
   }
   try {
     return onednn::build_linear_kernel(graph, group, *spec);

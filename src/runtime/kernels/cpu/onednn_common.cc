@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cstdlib>
 
 #include "runtime/kernels/cpu/onednn_linear_spec.h"
 #include "support/error.h"
@@ -20,6 +21,25 @@ NativeLayout native_layout(const dnnl::memory::desc& md) {
 const dnnl::memory::desc& layout_desc(const NativeLayout& layout) {
   ORCHID_CHECK(layout.kind == kOneDnnLayout) << "not a oneDNN layout: " << layout.kind;
   return *std::static_pointer_cast<const dnnl::memory::desc>(layout.desc);
+}
+
+std::byte* conversion_buffer(size_t role, size_t bytes) {
+  struct Free {
+    void operator()(std::byte* p) const { std::free(p); }
+  };
+  thread_local std::vector<std::unique_ptr<std::byte, Free>> buffers;
+  thread_local std::vector<size_t> sizes;
+  if (role >= buffers.size()) {
+    buffers.resize(role + 1);
+    sizes.resize(role + 1, 0);
+  }
+  if (sizes[role] < bytes) {
+    const size_t rounded = (bytes + 63) / 64 * 64;
+    buffers[role].reset(static_cast<std::byte*>(std::aligned_alloc(64, rounded)));
+    ORCHID_CHECK(buffers[role]) << "out of memory for a " << bytes << "-byte conversion buffer";
+    sizes[role] = bytes;
+  }
+  return buffers[role].get();
 }
 
 dnnl::memory::desc plain_f32(const dnnl::memory::dims& dims) {

@@ -5,6 +5,7 @@
 
 #include <oneapi/dnnl/dnnl.hpp>
 
+#include <cstddef>
 #include <memory>
 #include <optional>
 #include <vector>
@@ -23,6 +24,12 @@ inline constexpr const char* kOneDnnLayout = "onednn";
 NativeLayout native_layout(const dnnl::memory::desc& md);
 // The descriptor of a oneDNN native layout (layout.kind must be kOneDnnLayout).
 const dnnl::memory::desc& layout_desc(const NativeLayout& layout);
+
+// Buffers for the layout conversions inside kernels (a src reordered from
+// NCHW, a dst before its reorder to NCHW). Kernels of one thread run one at a
+// time, so they share one buffer per role instead of each holding its own:
+// role 0 is the dst, role 1 + k the k-th reordered input. Grown on demand.
+std::byte* conversion_buffer(size_t role, size_t bytes);
 
 // A dense row-major float32 descriptor of `dims`.
 dnnl::memory::desc plain_f32(const dnnl::memory::dims& dims);

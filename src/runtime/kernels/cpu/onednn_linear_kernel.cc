@@ -43,29 +43,6 @@ using tag = memory::format_tag;
 memory::desc plain(const dims& d) { return plain_f32(d); }
 memory::desc any(const dims& d) { return memory::desc(d, dt::f32, tag::any); }
 
-// Buffers for the layout conversions inside kernels (a src reordered from
-// NCHW, a dst before its reorder to NCHW). Kernels of one thread run one at a
-// time, so they share one buffer per role instead of each holding its own:
-// role 0 is the dst, role 1 + k the k-th reordered input. Grown on demand.
-std::byte* conversion_buffer(size_t role, size_t bytes) {
-  struct Free {
-    void operator()(std::byte* p) const { std::free(p); }
-  };
-  thread_local std::vector<std::unique_ptr<std::byte, Free>> buffers;
-  thread_local std::vector<size_t> sizes;
-  if (role >= buffers.size()) {
-    buffers.resize(role + 1);
-    sizes.resize(role + 1, 0);
-  }
-  if (sizes[role] < bytes) {
-    const size_t rounded = (bytes + 63) / 64 * 64;
-    buffers[role].reset(static_cast<std::byte*>(std::aligned_alloc(64, rounded)));
-    ORCHID_CHECK(buffers[role]) << "out of memory for a " << bytes << "-byte conversion buffer";
-    sizes[role] = bytes;
-  }
-  return buffers[role].get();
-}
-
 // A memory whose data pointer is set per call to an argument buffer.
 struct Bound {
   memory mem;
