@@ -13,6 +13,7 @@
 #include "orchid/orchid.h"
 #include "reference/interpreter.h"
 #include "support/parallel.h"
+#include "../test_temp_dir.h"
 
 namespace orchid {
 namespace {
@@ -22,7 +23,7 @@ namespace fs = std::filesystem;
 const std::string kTinyCnn = std::string(ORCHID_SOURCE_DIR) + "/examples/tiny_cnn/model.onnx";
 
 fs::path scratch_dir(const std::string& name) {
-  const fs::path dir = fs::temp_directory_path() / ("orchid-api-test-" + std::to_string(getpid())) / name;
+  const fs::path dir = orchid::testing::process_temp_dir("orchid-api-test") / name;
   fs::remove_all(dir);
   fs::create_directories(dir);
   return dir;

@@ -12,6 +12,7 @@
 #include "orchestration/candidates.h"
 #include "runtime/executable.h"
 #include "../runtime/runtime_test_util.h"
+#include "../test_temp_dir.h"
 
 namespace orchid::backend {
 namespace {
@@ -40,7 +41,8 @@ TEST(CpuBackend, BuildsLoadsAndRunsAModule) {
   program.graph = g;
   program.kernels = {runtime::make_group(g, {0, 1}), runtime::make_group(g, {2})};
   program.kernels[0].symbol = "orchid_kernel_0";
-  const fs::path dir = fs::temp_directory_path() / ("orchid-backend-test-" + std::to_string(::getpid()));
+  const orchid::testing::TempDir scratch("orchid-backend-test");
+  const fs::path& dir = scratch.path();
   const Backend& cpu = cpu_backend();
   const BuiltModule built = cpu.build_module(g, {program.kernels[0]}, dir.string());
   EXPECT_FALSE(built.source.empty());

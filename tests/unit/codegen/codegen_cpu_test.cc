@@ -21,6 +21,7 @@
 #include "runtime/kernels/cpu/generated_kernel.h"
 #include "support/error.h"
 #include "support/sha256.h"
+#include "../test_temp_dir.h"
 
 namespace orchid::codegen::cpu {
 namespace {
@@ -29,18 +30,7 @@ namespace fs = std::filesystem;
 using namespace orchid::runtime::testing;  // NOLINT: graph builders, expect_program_matches
 
 // A temporary kernel cache for this process, removed at exit.
-struct TempDir {
-  fs::path path = fs::temp_directory_path() / ("orchid-test-" + std::to_string(::getpid()));
-  TempDir() { fs::create_directories(path); }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-};
-const fs::path& temp_dir() {
-  static TempDir dir;
-  return dir.path;
-}
+const fs::path& temp_dir() { return orchid::testing::process_temp_dir("orchid-codegen-test"); }
 
 struct Case {
   Graph original;    // what the interpreter runs

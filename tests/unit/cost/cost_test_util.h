@@ -2,35 +2,13 @@
 // databases, removed with everything in it when the test ends.
 #pragma once
 
-#include <unistd.h>
-
-#include <atomic>
-#include <filesystem>
-#include <string>
+#include "../test_temp_dir.h"
 
 namespace orchid::cost::testing {
 
-class TempDir {
+class TempDir : public orchid::testing::TempDir {
  public:
-  TempDir() {
-    static std::atomic<int> counter{0};
-    path_ = std::filesystem::temp_directory_path() /
-            ("orchid-cost-test-" + std::to_string(::getpid()) + "-" + std::to_string(counter++));
-    std::filesystem::remove_all(path_);
-    std::filesystem::create_directories(path_);
-  }
-  ~TempDir() {
-    std::error_code ignored;
-    std::filesystem::remove_all(path_, ignored);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-
-  // A path inside the folder (not created).
-  std::string file(const std::string& name) const { return (path_ / name).string(); }
-
- private:
-  std::filesystem::path path_;
+  TempDir() : orchid::testing::TempDir("orchid-cost-test") {}
 };
 
 }  // namespace orchid::cost::testing

@@ -16,6 +16,7 @@
 #include "reference/compare.h"
 #include "reference/interpreter.h"
 #include "runtime/executable.h"
+#include "../test_temp_dir.h"
 
 namespace orchid::orchestration {
 namespace {
@@ -24,11 +25,7 @@ using runtime::testing::GraphBuilder;
 using fission::testing::random_feeds;
 using fission::testing::random_tensor;
 
-std::string test_cache_dir() {
-  const std::string dir = std::filesystem::temp_directory_path() / ("orchid-orchestrate-test-" + std::to_string(getpid()));
-  std::filesystem::create_directories(dir);
-  return dir;
-}
+std::string test_cache_dir() { return orchid::testing::process_temp_dir("orchid-orchestrate-test").string(); }
 
 OrchestrateOptions estimate_only() {
   OrchestrateOptions options;

@@ -15,6 +15,7 @@
 #include "report/graphviz.h"
 #include "report/report.h"
 #include "support/error.h"
+#include "../test_temp_dir.h"
 
 namespace orchid::report {
 namespace {
@@ -22,11 +23,7 @@ namespace {
 namespace fs = std::filesystem;
 using runtime::testing::GraphBuilder;
 
-std::string test_dir() {
-  const fs::path dir = fs::temp_directory_path() / ("orchid-report-test-" + std::to_string(getpid()));
-  fs::create_directories(dir);
-  return dir.string();
-}
+std::string test_dir() { return orchid::testing::process_temp_dir("orchid-report-test").string(); }
 
 // Conv + Relu, then a Softmax: a oneDNN kernel and generated ones. The first
 // kernel is renamed to something that needs escaping.

@@ -17,6 +17,7 @@
 #include "runtime/kernels/cpu/banded_kernel.h"
 #include "runtime_test_util.h"
 #include "support/parallel.h"
+#include "../test_temp_dir.h"
 
 namespace orchid::runtime {
 namespace {
@@ -209,11 +210,7 @@ Graph attention_graph() {
   return b.finish(b.op("Tanh", {out}));
 }
 
-std::string test_cache_dir() {
-  const fs::path dir = fs::temp_directory_path() / ("orchid-banded-test-" + std::to_string(getpid()));
-  fs::create_directories(dir);
-  return dir.string();
-}
+std::string test_cache_dir() { return orchid::testing::process_temp_dir("orchid-banded-test").string(); }
 
 PipelineOptions compile_options(bool fusion) {
   PipelineOptions options;

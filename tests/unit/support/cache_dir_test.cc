@@ -10,6 +10,7 @@
 #include <string>
 
 #include "support/error.h"
+#include "../test_temp_dir.h"
 
 namespace orchid {
 namespace {
@@ -17,7 +18,7 @@ namespace {
 namespace fs = std::filesystem;
 
 fs::path fresh_folder(const std::string& name) {
-  fs::path dir = fs::temp_directory_path() / ("orchid_cache_dir_test_" + std::to_string(::getpid())) / name;
+  fs::path dir = orchid::testing::process_temp_dir("orchid-cache-dir-test") / name;
   fs::remove_all(dir);
   return dir;
 }
