@@ -10,6 +10,7 @@
 #include "ir/graph_utils.h"
 #include "orchestration/assembly.h"
 #include "orchestration/blp_builder.h"
+#include "orchestration/epilogue_pricing.h"
 #include "orchestration/plan_cache.h"
 #include "orchestration/solver.h"
 #include "support/cache_dir.h"
@@ -126,13 +127,24 @@ class Orchestrator {
     return set_.candidates[i].kind == CandidateKind::Linear && set_.candidates[i].variant.empty();
   }
 
-  // The cost the BLP sees. A oneDNN kernel is timed with native inputs too
+  // What the BLP pays per candidate (epilogue_pricing.h).
+  std::vector<double> blp_prices() const {
+    std::vector<double> costs(set_.candidates.size());
+    std::vector<bool> timed(set_.candidates.size());
+    for (size_t i = 0; i < costs.size(); ++i) {
+      costs[i] = timed_cost(i);
+      timed[i] = costs_[i].source != CostSource::Estimated;
+    }
+    return price_epilogue_chains(graph_, set_.candidates, groups_, costs, timed);
+  }
+
+  // A kernel's timed cost. A oneDNN kernel is timed with native inputs too
   // (as oneDNN producers write them); in a plan its inputs are native when
   // oneDNN kernels write them, and the conversions are priced by the reorder
   // pseudo-kernels (layout_model.h), so its native time is its cost. Without
   // that measurement (a cache from before), its row-major time less the
   // estimated conversions (at most half the time).
-  double blp_cost(size_t i) const {
+  double timed_cost(size_t i) const {
     const KernelCost& cost = costs_[i];
     if (!is_onednn(i) || cost.source == CostSource::Estimated) return cost.seconds;
     if (native_costs_[i]) return *native_costs_[i];
@@ -210,10 +222,11 @@ class Orchestrator {
     double planned = 0;
     std::set<ValueId> natively_written;  // by the native kernels chosen in earlier parts
     std::set<size_t> chosen_aliases;
+    const std::vector<double> prices = blp_prices();
     for (size_t p = 0; p < problems_.size(); ++p) {
       PartProblem& part = problems_[p];
       for (size_t k = 0; k < part.problem.kernels.size(); ++k) {
-        if (const std::optional<size_t> c = part.candidate(k)) part.problem.kernels[k].cost = blp_cost(*c);
+        if (const std::optional<size_t> c = part.candidate(k)) part.problem.kernels[k].cost = prices[*c];
       }
       for (size_t r = 0; r < part.layouts.reorder_tensors.size(); ++r) {
         const ValueId id = part.value_of[size_t(part.layouts.reorder_tensors[r])];
