@@ -1,6 +1,8 @@
 #include "orchestration/epilogue_chains.h"
 
 #include <algorithm>
+#include <set>
+#include <string>
 #include <utility>
 
 namespace orchid::orchestration {
@@ -110,14 +112,88 @@ std::optional<std::vector<size_t>> EpilogueChains::leaky_relu_after(ValueId valu
   return std::vector<size_t>{std::min(*less, *mul), std::max(*less, *mul), *where};
 }
 
+bool EpilogueChains::arithmetic(size_t node) const {
+  static const std::set<std::string> ops = {"Add", "Sub", "Mul", "Div", "Pow", "Erf", "Tanh"};
+  const Node& n = graph_.nodes()[node];
+  return n.domain.empty() && ops.count(n.op) && n.outputs.size() == 1 && n.outputs[0] != kNoValue;
+}
+
+// Whether the nodes in `region` read only `value`, values they compute and
+// constants; `open` gets their outputs that a node outside the region (or
+// the graph's outputs) reads.
+bool EpilogueChains::closed_inputs(const std::set<size_t>& region, ValueId value, std::vector<ValueId>& open) const {
+  bool closed = true;
+  for (size_t n : region) {
+    const Node& node = graph_.nodes()[n];
+    for (ValueId in : node.inputs) {
+      const bool inside = in != kNoValue && producer_[size_t(in)] && region.count(*producer_[size_t(in)]);
+      closed = closed && (in == value || inside || (in != kNoValue && graph_.value(in).is_constant()));
+    }
+    const ValueId out = node.outputs[0];
+    const std::vector<size_t>& readers = consumers_[size_t(out)];
+    if (graph_output_[size_t(out)] ||
+        std::any_of(readers.begin(), readers.end(), [&](size_t r) { return !region.count(r); })) {
+      open.push_back(out);
+    }
+  }
+  return closed;
+}
+
+// An arithmetic function of `value` that reads it more than once (GELU's
+// forms: x (1 + erf(x / sqrt 2)) / 2, the tanh form with its x^3): the
+// smallest region of arithmetic nodes (Add, Sub, Mul, Div, Pow, Erf, Tanh)
+// holding every reader of `value`, reading nothing else but constants and
+// its own values, with one value read outside, at most 12 nodes; then
+// extended along sole readers that combine the result with a constant
+// (PyTorch's GELU halves last). Grown from its earliest open value. Which
+// function it computes is the kernel's to check (onednn_linear_spec.cc).
+std::optional<std::vector<size_t>> EpilogueChains::arithmetic_region_after(ValueId value) const {
+  constexpr size_t kMaxNodes = 12;
+  if (value == kNoValue || graph_output_[size_t(value)] || consumers_[size_t(value)].size() < 2) return std::nullopt;
+  std::set<size_t> region;
+  for (size_t n : consumers_[size_t(value)]) {
+    if (!arithmetic(n)) return std::nullopt;
+    region.insert(n);
+  }
+  while (region.size() <= kMaxNodes) {
+    std::vector<ValueId> open;
+    const bool closed = closed_inputs(region, value, open);
+    if (closed && open.size() == 1 && producer_[size_t(open[0])] == *region.rbegin()) break;
+    if (open.empty()) return std::nullopt;
+    const auto earliest = std::min_element(open.begin(), open.end(), [&](ValueId a, ValueId b) {
+      return *producer_[size_t(a)] < *producer_[size_t(b)];
+    });
+    if (graph_output_[size_t(*earliest)]) return std::nullopt;
+    for (size_t r : consumers_[size_t(*earliest)]) {
+      if (!arithmetic(r)) return std::nullopt;
+      region.insert(r);
+    }
+  }
+  if (region.size() > kMaxNodes) return std::nullopt;
+  std::vector<size_t> nodes(region.begin(), region.end());
+  while (nodes.size() < kMaxNodes) {
+    const ValueId out = graph_.nodes()[nodes.back()].outputs[0];
+    const std::optional<size_t> next = sole_consumer(out);
+    if (!next || !arithmetic(*next) || graph_.nodes()[*next].op == "Erf" || graph_.nodes()[*next].op == "Tanh") break;
+    const Node& n = graph_.nodes()[*next];
+    const bool with_constant = n.inputs.size() == 2 && std::all_of(n.inputs.begin(), n.inputs.end(), [&](ValueId in) {
+      return in == out || (in != kNoValue && graph_.value(in).is_constant());
+    });
+    if (!with_constant) break;
+    nodes.push_back(*next);
+  }
+  return nodes;
+}
+
 // The nodes that would extend a chain ending in `value`: SiLU's pair,
-// HardSwish's five nodes, Mish's nine, LeakyReLU's three, or the sole
-// reader when it has one output.
+// HardSwish's five nodes, Mish's nine, LeakyReLU's three, an arithmetic
+// region (GELU), or the sole reader when it has one output.
 std::optional<std::vector<size_t>> EpilogueChains::next_epilogue(ValueId value) const {
   if (std::optional<std::vector<size_t>> silu = silu_after(value)) return silu;
   if (std::optional<std::vector<size_t>> hard_swish = hard_swish_after(value)) return hard_swish;
   if (std::optional<std::vector<size_t>> mish = mish_after(value)) return mish;
   if (std::optional<std::vector<size_t>> leaky_relu = leaky_relu_after(value)) return leaky_relu;
+  if (std::optional<std::vector<size_t>> region = arithmetic_region_after(value)) return region;
   std::optional<size_t> next = sole_consumer(value);
   if (!next || graph_.nodes()[*next].outputs.size() != 1) return std::nullopt;
   return std::vector<size_t>{*next};

@@ -1,7 +1,8 @@
 // The epilogue chain of a linear primitive: the nodes after it that a oneDNN
 // kernel can compute as post-ops. The chain grows one step at a time along
 // sole readers (a value read by one node only, and not a graph output), or by
-// SiLU's Sigmoid + Mul pair or HardSwish's five nodes, so the kernel writes only its last value and can
+// SiLU's Sigmoid + Mul pair, HardSwish's five nodes or an arithmetic
+// region reading the value more than once (GELU), so the kernel writes only its last value and can
 // run at its last node's place. Shared by the baseline plan (the longest
 // chain) and candidate enumeration (every prefix). Before a MatMul, the
 // Transpose that computes its second operand can join the kernel too (a
@@ -12,6 +13,7 @@
 #include <functional>
 #include <initializer_list>
 #include <optional>
+#include <set>
 #include <vector>
 
 #include "ir/graph.h"
@@ -38,6 +40,9 @@ class EpilogueChains {
   std::optional<std::vector<size_t>> hard_swish_after(ValueId value) const;
   std::optional<std::vector<size_t>> mish_after(ValueId value) const;
   std::optional<std::vector<size_t>> leaky_relu_after(ValueId value) const;
+  std::optional<std::vector<size_t>> arithmetic_region_after(ValueId value) const;
+  bool arithmetic(size_t node) const;
+  bool closed_inputs(const std::set<size_t>& region, ValueId value, std::vector<ValueId>& open) const;
   std::optional<size_t> sole_consumer(ValueId value) const;
   std::optional<size_t> reader(ValueId value, const char* op) const;
   bool follow(std::vector<size_t>& nodes, std::initializer_list<const char*> ops) const;

@@ -442,6 +442,40 @@ TEST(LinearKernel, ConvLeakyReluIsOneGroup) {
   }
 }
 
+// GELU in the forms it arrives in, after a Conv: PyTorch's erf export (x /
+// sqrt 2, Erf, + 1, times x, halved last), fission's (x times 1/sqrt 2, the
+// halving first, constants on the left), the tanh form with x^3 as a Pow,
+// and with two Muls. One group of the conv, its epilogue and the GELU,
+// computed as one gelu post-op. With a wrong constant (x / 2) or a tanh
+// form missing its cube it is not GELU, and the chain stops at the Conv.
+TEST(LinearKernel, ConvGeluIsOneGroup) {
+  for (int form = 0; form < 6; ++form) {
+    SCOPED_TRACE("form " + std::to_string(form));
+    Builder b;
+    ValueId x = b.input("x", {1, 4, 9, 9});
+    ValueId c = b.op("Conv", {x, b.constant({8, 4, 3, 3}, -2, 2), b.constant({8})}, pad1());
+    ValueId y;
+    size_t nodes = 0;
+    if (form == 0 || form == 4) {
+      ValueId erf = b.op("Erf", {b.op("Div", {c, b.scalar(form == 4 ? 2.f : 1.4142135f)})});
+      y = b.op("Mul", {b.op("Mul", {c, b.op("Add", {erf, b.scalar(1.f)})}), b.scalar(0.5f)});
+      nodes = 5;
+    } else if (form == 1) {
+      ValueId erf = b.op("Erf", {b.op("Mul", {b.scalar(0.70710677f), c})});
+      y = b.op("Mul", {b.op("Mul", {b.scalar(0.5f), c}), b.op("Add", {b.scalar(1.f), erf})});
+      nodes = 5;
+    } else {
+      ValueId cube = form == 2 ? b.op("Pow", {c, b.scalar(3.f)}) : b.op("Mul", {b.op("Mul", {c, c}), c});
+      if (form == 5) cube = b.op("Mul", {c, c});
+      ValueId inner = b.op("Mul", {b.op("Add", {c, b.op("Mul", {b.scalar(0.044715f), cube})}), b.scalar(0.7978846f)});
+      ValueId half = b.op("Mul", {c, b.scalar(0.5f)});
+      y = b.op("Mul", {half, b.op("Add", {b.op("Tanh", {inner}), b.scalar(1.f)})});
+      nodes = form == 2 ? 8 : 9;
+    }
+    expect_activation_fused(b.finish(b.op("Relu", {y})), form < 4, nodes + 2);
+  }
+}
+
 // A Sigmoid whose output is read elsewhere too is not SiLU: no fusion.
 TEST(LinearKernel, SigmoidReadTwiceIsNotSilu) {
   Builder b;

@@ -1,7 +1,11 @@
 #include "runtime/kernels/cpu/onednn_linear_spec.h"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
+#include <map>
+#include <set>
+#include <string>
 #include <utility>
 
 #include "reference/ops/conv_utils.h"
@@ -413,6 +417,74 @@ std::optional<float> leaky_relu_alpha(const Graph& graph, const std::vector<cons
   return alpha;
 }
 
+// GELU, 0.5 x (1 + erf(x / sqrt 2)) or 0.5 x (1 + tanh(sqrt(2 / pi) (x +
+// 0.044715 x^3))), is written many ways (fission's Gelu rule, PyTorch's
+// exports: Div or Mul by the root, the halving first or last, x^3 as a Pow
+// or two Muls), so the chain is recognized by what it computes: nodes[0..k)
+// that read only `current`, earlier outputs of the chain and scalar
+// constants, with arithmetic (Add, Sub, Mul, Div, Pow by 3) and exactly one
+// Erf or Tanh, each output but the last read inside the chain, whose last
+// output equals the formula at sample points from -6 to 6 to 1e-6
+// (relative). Such a chain is a fixed rational expression of x and one
+// erf/tanh of a rational expression of x; agreeing at 16 points it is that
+// formula up to the rounding of its constants. One oneDNN gelu_erf or
+// gelu_tanh post-op computes it; its erf is an approximation within 1.5e-7
+// (absolute), as ONNX Runtime's Gelu kernels use.
+std::optional<std::pair<dnnl::algorithm, size_t>> gelu_chain(const Graph& graph, const std::vector<const Node*>& nodes,
+                                                            ValueId current) {
+  static const std::vector<double> xs = {-6.0, -4.1, -3.0, -2.2, -1.5, -1.0, -0.6, -0.25,
+                                         0.0,  0.1,  0.37, 0.8,  1.3,  2.0,  3.1,  5.7};
+  std::map<ValueId, std::vector<double>> values = {{current, xs}};
+  std::map<ValueId, size_t> reads;  // chain values read by chain nodes
+  size_t transcendentals = 0;
+  std::optional<dnnl::algorithm> kind;
+  for (size_t k = 0; k < nodes.size(); ++k) {
+    const Node& node = *nodes[k];
+    static const std::set<std::string> arithmetic = {"Add", "Sub", "Mul", "Div", "Pow", "Erf", "Tanh"};
+    if (!node.domain.empty() || !arithmetic.count(node.op) || node.outputs.size() != 1) return std::nullopt;
+    if (graph.type(node.outputs[0]) != graph.type(current)) return std::nullopt;
+    std::vector<std::vector<double>> operands;
+    for (ValueId in : node.inputs) {
+      if (const auto it = values.find(in); it != values.end()) {
+        operands.push_back(it->second);
+        ++reads[in];
+      } else if (const std::optional<float> c = uniform_constant(graph, in)) {
+        if (graph.type(in).rank() > graph.type(current).rank()) return std::nullopt;
+        operands.push_back(std::vector<double>(xs.size(), double(*c)));
+      } else {
+        return std::nullopt;
+      }
+    }
+    const bool unary = node.op == "Erf" || node.op == "Tanh";
+    if (operands.size() != (unary ? 1u : 2u)) return std::nullopt;
+    if (unary) {
+      if (++transcendentals > 1) return std::nullopt;
+      kind = node.op == "Erf" ? algorithm::eltwise_gelu_erf : algorithm::eltwise_gelu_tanh;
+    }
+    if (node.op == "Pow" && uniform_constant(graph, node.inputs[1]) != 3.f) return std::nullopt;
+    std::vector<double> out(xs.size());
+    for (size_t i = 0; i < xs.size(); ++i) {
+      const double a = operands[0][i], b = unary ? 0.0 : operands[1][i];
+      out[i] = node.op == "Add" ? a + b : node.op == "Sub" ? a - b : node.op == "Mul" ? a * b
+               : node.op == "Div" ? a / b : node.op == "Pow" ? a * a * a : node.op == "Erf" ? std::erf(a) : std::tanh(a);
+    }
+    values[node.outputs[0]] = out;
+    if (!kind || k < 4) continue;
+    bool all_read = true;
+    for (size_t j = 0; j < k; ++j) all_read = all_read && reads.count(nodes[j]->outputs[0]);
+    bool equal = all_read;
+    for (size_t i = 0; equal && i < xs.size(); ++i) {
+      const double x = xs[i];
+      const double inner = *kind == algorithm::eltwise_gelu_erf ? std::erf(x / std::sqrt(2.0))
+                                                                 : std::tanh(0.7978845608028654 * (x + 0.044715 * x * x * x));
+      const double gelu = 0.5 * x * (1.0 + inner);
+      equal = std::fabs(out[i] - gelu) <= 1e-6 * std::max(1.0, std::fabs(gelu));
+    }
+    if (equal) return std::pair(*kind, k + 1);
+  }
+  return std::nullopt;
+}
+
 // An activation fission writes as several nodes, starting at nodes[0] and
 // reading `current`: its one post-op and how many nodes it takes.
 std::optional<std::pair<Epilogue, size_t>> activation_pattern(const Graph& graph, const std::vector<const Node*>& nodes,
@@ -424,6 +496,7 @@ std::optional<std::pair<Epilogue, size_t>> activation_pattern(const Graph& graph
     return post_op(dnnl::algorithm::eltwise_swish, 1.f, 2);
   }
   if (is_mish(graph, nodes, current)) return post_op(dnnl::algorithm::eltwise_mish, 0.f, 9);
+  if (const auto gelu = gelu_chain(graph, nodes, current)) return post_op(gelu->first, 0.f, gelu->second);
   if (std::optional<float> alpha = leaky_relu_alpha(graph, nodes, current)) {
     return post_op(dnnl::algorithm::eltwise_relu, *alpha, 3);
   }
@@ -479,7 +552,7 @@ std::optional<LinearSpec> analyze_group(const Graph& graph, const KernelGroup& g
   for (size_t i = first + 1; i < group.nodes.size(); ++i) {
     const Node& node = graph.nodes().at(group.nodes[i]);
     std::vector<const Node*> rest;
-    for (size_t j = i; j < std::min(group.nodes.size(), i + 9); ++j) rest.push_back(&graph.nodes().at(group.nodes[j]));
+    for (size_t j = i; j < std::min(group.nodes.size(), i + 12); ++j) rest.push_back(&graph.nodes().at(group.nodes[j]));
     if (std::optional<std::pair<Epilogue, size_t>> activation = activation_pattern(graph, rest, current)) {
       if (!append_epilogue(spec.epilogues, std::move(activation->first))) return std::nullopt;
       bias_allowed = false;
