@@ -174,7 +174,7 @@ std::optional<std::vector<size_t>> EpilogueChains::arithmetic_region_after(Value
   while (nodes.size() < kMaxNodes) {
     const ValueId out = graph_.nodes()[nodes.back()].outputs[0];
     const std::optional<size_t> next = sole_consumer(out);
-    if (!next || !arithmetic(*next) || graph_.nodes()[*next].op == "Erf" || graph_.nodes()[*next].op == "Tanh") break;
+    if (!next || !arithmetic(*next)) break;
     const Node& n = graph_.nodes()[*next];
     const bool with_constant = n.inputs.size() == 2 && std::all_of(n.inputs.begin(), n.inputs.end(), [&](ValueId in) {
       return in == out || (in != kNoValue && graph_.value(in).is_constant());
