@@ -5,6 +5,8 @@
 #include <numeric>
 #include <optional>
 
+#include "ir/op_traits.h"
+
 namespace orchid::orchestration {
 
 namespace {
@@ -13,6 +15,15 @@ namespace {
 bool reads_only(const Graph& graph, const runtime::KernelGroup& group, const std::vector<ValueId>& values) {
   return std::all_of(group.inputs.begin(), group.inputs.end(), [&](ValueId id) {
     return graph.value(id).is_constant() || std::find(values.begin(), values.end(), id) != values.end();
+  });
+}
+
+// Whether a tail of `candidate` (its nodes from `first` on) computes nothing
+// costly per element: no transcendental operator.
+bool cheap_tail(const Graph& graph, const Candidate& candidate, size_t first) {
+  return std::none_of(candidate.nodes.begin() + first, candidate.nodes.end(), [&](size_t node) {
+    const OpTraits* traits = op_traits(graph.nodes()[node].op);
+    return traits != nullptr && traits->transcendental;
   });
 }
 
@@ -47,7 +58,7 @@ std::vector<double> price_epilogue_chains(const Graph& graph, const std::vector<
         continue;
       }
       const auto tail = unfused.find(std::vector<size_t>(fused.nodes.begin() + prefix.size(), fused.nodes.end()));
-      if (tail == unfused.end() || !timed[tail->second] ||
+      if (tail == unfused.end() || !timed[tail->second] || !cheap_tail(graph, fused, prefix.size()) ||
           !reads_only(graph, groups[tail->second], groups[j].outputs)) {
         continue;
       }

@@ -76,5 +76,21 @@ TEST(EpiloguePricing, UntimedHalvesDoNotCount) {
   EXPECT_DOUBLE_EQ(price_epilogue_chains(s.graph, s.candidates, s.groups, costs, timed)[1], 1.2);
 }
 
+TEST(EpiloguePricing, ATranscendentalTailIsComparedAsMeasured) {
+  // Conv (0) -> Sigmoid (1): oneDNN's logistic post-op costs about what a
+  // kernel of its own does, so the fused time stands even within the noise.
+  GraphBuilder b;
+  const ValueId x = b.input("x", {1, 2, 4, 4});
+  Graph graph = b.finish(b.op("Sigmoid", {b.op("Conv", {x, b.constant({2, 2, 1, 1})})}));
+  const std::vector<Candidate> candidates = {{{0}, CandidateKind::Linear}, {{0, 1}, CandidateKind::Linear},
+                                             {{1}, CandidateKind::Library}};
+  std::vector<runtime::KernelGroup> groups;
+  for (const Candidate& c : candidates) groups.push_back(runtime::make_group(graph, c.nodes));
+  const std::vector<double> costs = {1.0, 1.2, 0.1};
+  const std::vector<double> price =
+      price_epilogue_chains(graph, candidates, groups, costs, std::vector<bool>(costs.size(), true));
+  EXPECT_DOUBLE_EQ(price[1], 1.2);
+}
+
 }  // namespace
 }  // namespace orchid::orchestration
