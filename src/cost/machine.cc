@@ -148,10 +148,18 @@ MachinePeaks measure_peaks(int threads) {
 MachinePeaks machine_peaks(CostCache& cache, const std::string& machine, const std::function<MachinePeaks()>& measure) {
   std::optional<double> flops = parse_positive(cache.get_meta(machine, kPeakFlopsMeta));
   std::optional<double> bytes = parse_positive(cache.get_meta(machine, kPeakBytesMeta));
-  if (flops && bytes) return {*flops, *bytes};
+  const bool stored = flops && bytes;
+  const std::optional<double> count = parse_positive(cache.get_meta(machine, kPeakSamplesMeta));
+  const int samples = !stored ? 0 : count ? int(*count) : 1;
+  if (samples >= kPeakSamples) return {*flops, *bytes};
   MachinePeaks peaks = measure();
+  if (stored) {
+    peaks.flops_per_second = std::max(peaks.flops_per_second, *flops);
+    peaks.bytes_per_second = std::max(peaks.bytes_per_second, *bytes);
+  }
   cache.set_meta(machine, kPeakFlopsMeta, format_double(peaks.flops_per_second));
   cache.set_meta(machine, kPeakBytesMeta, format_double(peaks.bytes_per_second));
+  cache.set_meta(machine, kPeakSamplesMeta, std::to_string(samples + 1));
   return peaks;
 }
 

@@ -11,6 +11,7 @@
 #include "orchestration/assembly.h"
 #include "orchestration/blp_builder.h"
 #include "orchestration/epilogue_pricing.h"
+#include "orchestration/merges.h"
 #include "orchestration/plan_cache.h"
 #include "orchestration/solver.h"
 #include "support/cache_dir.h"
@@ -65,8 +66,10 @@ class Orchestrator {
     build_problems();
     price();
     std::vector<std::vector<size_t>> chosen = solve();
-    for (int round = 1; options_.profile && round < options_.max_rounds; ++round) {
-      if (!measure(unmeasured(chosen))) break;
+    for (int round = 1, explored = 0; options_.profile && round < options_.max_rounds; ++round) {
+      std::vector<size_t> next = unmeasured(chosen);
+      if (next.empty() && explored++ < kMergeRounds) next = merges(chosen);
+      if (!measure(next)) break;
       reestimate();
       chosen = solve();
     }
@@ -295,6 +298,17 @@ class Orchestrator {
       for (size_t i : part) add_transpose_pieces(i, out);
     }
     return {out.begin(), out.end()};
+  }
+
+  // Once every chosen kernel is timed, the estimated candidates that merge
+  // chosen timed kernels (merges.h), in at most kMergeRounds rounds: each
+  // is a compiler run (YOLOX-Nano's cold compile went from 36 to 63 s when
+  // every round looked for merges).
+  static constexpr int kMergeRounds = 2;
+  std::vector<size_t> merges(const std::vector<std::vector<size_t>>& chosen) const {
+    std::vector<bool> timed(costs_.size());
+    for (size_t i = 0; i < costs_.size(); ++i) timed[i] = costs_[i].source != CostSource::Estimated;
+    return merges_of_chosen(set_.candidates, chosen, timed, graph_.nodes().size());
   }
 
   // A chosen generated kernel holding a Transpose of the innermost axis

@@ -21,6 +21,7 @@ void preset_peaks(const std::string& path, int threads) {
   CostCache cache(path);
   cache.set_meta(machine_fingerprint(threads), kPeakFlopsMeta, "1e11");
   cache.set_meta(machine_fingerprint(threads), kPeakBytesMeta, "2e10");
+  cache.set_meta(machine_fingerprint(threads), kPeakSamplesMeta, std::to_string(kPeakSamples));
 }
 
 CostModelOptions options_for(const std::string& path) {
@@ -92,6 +93,36 @@ TEST(CostModel, ThreadCountIsPartOfTheMachine) {
   EXPECT_EQ(machine_fingerprint(2), machine_fingerprint(2));
 }
 
+// The stored peaks are the best of kPeakSamples measurements, per peak; a
+// low one (a busy host) does not stay.
+TEST(CostMachine, PeaksAreTheBestOfTheirFirstMeasurements) {
+  TempDir dir;
+  CostCache cache(dir.file("costs.sqlite"));
+  const std::vector<MachinePeaks> measured = {{1e11, 3e10}, {2e11, 2e10}, {1.5e11, 4e10}};
+  ASSERT_EQ(int(measured.size()), kPeakSamples);
+  size_t calls = 0;
+  const auto measure = [&] { return measured.at(calls++); };
+  MachinePeaks peaks = machine_peaks(cache, "m", measure);
+  EXPECT_DOUBLE_EQ(peaks.flops_per_second, 1e11);
+  peaks = machine_peaks(cache, "m", measure);
+  EXPECT_DOUBLE_EQ(peaks.flops_per_second, 2e11);
+  EXPECT_DOUBLE_EQ(peaks.bytes_per_second, 3e10);
+  peaks = machine_peaks(cache, "m", measure);
+  EXPECT_DOUBLE_EQ(peaks.flops_per_second, 2e11);
+  EXPECT_DOUBLE_EQ(peaks.bytes_per_second, 4e10);
+  peaks = machine_peaks(cache, "m", measure);  // enough samples: from the cache, no measurement
+  EXPECT_EQ(calls, measured.size());
+  EXPECT_DOUBLE_EQ(peaks.flops_per_second, 2e11);
+  EXPECT_DOUBLE_EQ(peaks.bytes_per_second, 4e10);
+  // Peaks stored before counts were kept count as one measurement.
+  cache.set_meta("old", kPeakFlopsMeta, "5e10");
+  cache.set_meta("old", kPeakBytesMeta, "1e10");
+  calls = 1;
+  peaks = machine_peaks(cache, "old", measure);
+  EXPECT_DOUBLE_EQ(peaks.flops_per_second, 2e11);
+  EXPECT_EQ(cache.get_meta("old", kPeakSamplesMeta), "2");
+}
+
 // Measures the real peaks (about a second per thread count) and keeps them.
 TEST(CostMachine, MeasuresAndStoresPeaks) {
   TempDir dir;
@@ -103,7 +134,8 @@ TEST(CostMachine, MeasuresAndStoresPeaks) {
     EXPECT_GT(peaks.bytes_per_second, 1e8);
     std::cout << "[ peaks    ] " << machine << ": " << peaks.flops_per_second / 1e9 << " GFLOP/s, "
               << peaks.bytes_per_second / 1e9 << " GB/s\n";
-    MachinePeaks again = machine_peaks(cache, machine, [] { return MachinePeaks{}; });  // from the cache: identical
+    // Measured again until kPeakSamples stand behind them: never lower.
+    MachinePeaks again = machine_peaks(cache, machine, [] { return MachinePeaks{1, 1}; });
     EXPECT_DOUBLE_EQ(again.flops_per_second, peaks.flops_per_second);
     EXPECT_DOUBLE_EQ(again.bytes_per_second, peaks.bytes_per_second);
   }
