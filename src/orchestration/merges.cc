@@ -4,11 +4,11 @@
 #include <set>
 #include <utility>
 
+#include "ir/graph_utils.h"
+
 namespace orchid::orchestration {
 
 namespace {
-
-constexpr size_t kNone = size_t(-1);
 
 // The chosen candidates whose nodes `merge` is the union of, or nothing when
 // a node is not covered by a timed chosen candidate lying within `merge`.
@@ -17,7 +17,7 @@ std::set<size_t> pieces_of(const Candidate& merge, const std::vector<Candidate>&
   std::set<size_t> pieces;
   for (size_t n : merge.nodes) {
     const size_t c = chosen_of[n];
-    if (c == kNone || !timed[c]) return {};
+    if (c == kNoNode || !timed[c]) return {};
     const std::vector<size_t>& inside = candidates[c].nodes;
     if (!std::includes(merge.nodes.begin(), merge.nodes.end(), inside.begin(), inside.end())) return {};
     pieces.insert(c);
@@ -30,7 +30,7 @@ std::set<size_t> pieces_of(const Candidate& merge, const std::vector<Candidate>&
 std::vector<size_t> merges_of_chosen(const std::vector<Candidate>& candidates,
                                      const std::vector<std::vector<size_t>>& chosen, const std::vector<bool>& timed,
                                      size_t nodes, size_t max) {
-  std::vector<size_t> chosen_of(nodes, kNone);
+  std::vector<size_t> chosen_of(nodes, kNoNode);
   for (const std::vector<size_t>& part : chosen) {
     for (size_t i : part) {
       for (size_t n : candidates[i].nodes) chosen_of[n] = i;

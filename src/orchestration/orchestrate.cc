@@ -133,12 +133,15 @@ class Orchestrator {
   // What the BLP pays per candidate (epilogue_pricing.h).
   std::vector<double> blp_prices() const {
     std::vector<double> costs(set_.candidates.size());
-    std::vector<bool> timed(set_.candidates.size());
-    for (size_t i = 0; i < costs.size(); ++i) {
-      costs[i] = timed_cost(i);
-      timed[i] = costs_[i].source != CostSource::Estimated;
-    }
-    return price_epilogue_chains(graph_, set_.candidates, groups_, costs, timed);
+    for (size_t i = 0; i < costs.size(); ++i) costs[i] = timed_cost(i);
+    return price_epilogue_chains(graph_, set_.candidates, groups_, costs, timed());
+  }
+
+  // Per candidate, whether its cost was measured (or cached) rather than estimated.
+  std::vector<bool> timed() const {
+    std::vector<bool> timed(costs_.size());
+    for (size_t i = 0; i < costs_.size(); ++i) timed[i] = costs_[i].source != CostSource::Estimated;
+    return timed;
   }
 
   // A kernel's timed cost. A oneDNN kernel is timed with native inputs too
@@ -306,9 +309,7 @@ class Orchestrator {
   // every round looked for merges).
   static constexpr int kMergeRounds = 2;
   std::vector<size_t> merges(const std::vector<std::vector<size_t>>& chosen) const {
-    std::vector<bool> timed(costs_.size());
-    for (size_t i = 0; i < costs_.size(); ++i) timed[i] = costs_[i].source != CostSource::Estimated;
-    return merges_of_chosen(set_.candidates, chosen, timed, graph_.nodes().size());
+    return merges_of_chosen(set_.candidates, chosen, timed(), graph_.nodes().size());
   }
 
   // A chosen generated kernel holding a Transpose of the innermost axis
