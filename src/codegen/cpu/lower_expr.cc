@@ -3,6 +3,7 @@
 // elementwise node applies its scalar function to its inputs at the
 // (broadcast) index, a layout node maps the index to its input's index
 // (lower_layout.cc).
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <optional>
@@ -200,6 +201,22 @@ std::optional<ValueId> Lowering::softplus_argument(ValueId value) const {
   return std::nullopt;
 }
 
+const Node* Lowering::graph_producer(ValueId value) const {
+  for (const Node& node : graph_.nodes()) {
+    if (std::find(node.outputs.begin(), node.outputs.end(), value) != node.outputs.end()) return &node;
+  }
+  return nullptr;
+}
+
+// x - ReduceMax(x) with kept dimensions: each element less its own row's
+// maximum, <= 0 exactly in float (or NaN), wherever the two are computed.
+bool Lowering::is_less_row_max(ValueId value) const {
+  const Node* sub = graph_producer(value);
+  if (!sub || sub->op != "Sub" || graph_.type(sub->inputs[0]).shape != graph_.type(value).shape) return false;
+  const Node* max = graph_producer(sub->inputs[1]);
+  return max && max->op == "ReduceMax" && max->inputs[0] == sub->inputs[0] && max->attrs.get_int("keepdims", 1) != 0;
+}
+
 Expr Lowering::compute_elementwise(const Node& node, ValueId value, Index& index) {
   const Shape& out = graph_.type(value).shape;
   const Type type = data_type(graph_.type(value).dtype);
@@ -210,6 +227,9 @@ Expr Lowering::compute_elementwise(const Node& node, ValueId value, Index& index
     }
   }
   for (ValueId input : node.inputs) args.push_back(value_at(input, broadcast_index(input, out, index)));
+  if (node.op == "Exp" && is_less_row_max(node.inputs[0])) {
+    return let(type, kir::call("ExpNonPositive", type, {args[0]}));
+  }
   if (node.op == "Where") return let(type, kir::select(args[0], args[1], args[2]));
   if (node.op == "IsInf") {
     const bool pos = node.attrs.get_int("detect_positive", 1) != 0;

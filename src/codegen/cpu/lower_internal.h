@@ -68,6 +68,11 @@ class Lowering {
   // x when `value` is fission's softplus of x (then tanh of it is one
   // function of x: fast_math::tanh_softplus, Mish's factor).
   std::optional<ValueId> softplus_argument(ValueId value) const;
+  // The node of the whole graph that computes `value`, if any.
+  const Node* graph_producer(ValueId value) const;
+  // Whether `value` is x - ReduceMax(x) (kept dimensions): a softmax's
+  // shifted input, never above 0, whose Exp needs no overflow handling.
+  bool is_less_row_max(ValueId value) const;
   // ---- lower_layout.cc
   Index reshape_index(const Shape& in, const Shape& out, Index& index);
   Expr compute_layout(const Node& node, ValueId value, Index& index);

@@ -548,12 +548,13 @@ void Lowering::write_transpose_stage(const Node& node, ValueId value) {
   close();
 }
 
-// The reduced axes as loops per output element. The innermost reduced axis
-// of more than one element is chunked: the elements' expression is computed
-// into a small array by a loop GCC vectorizes, then folded (kir Fold: sums
-// in double partial sums, Max/Min NaN-propagating). Sums stay in double;
-// their order differs from the interpreter's only by double rounding, far
-// below float's.
+// The reduced axes as loops per output element, the innermost reduced
+// range folded in chunks of kChunk (kir Fold: Max/Min NaN-propagating, Sums
+// in float per chunk and in double across chunks). A stored input's
+// trailing reduced axes are one contiguous range, folded where it lies; an
+// inlined expression is first computed into a chunk array by a loop GCC
+// vectorizes. The order of the sums differs from the interpreter's, within
+// a few float ulp (as ORT's and OpenVINO's do).
 void Lowering::write_reduction_body(const Node& node, ValueId value, Index& index, const std::string& buffer,
                                     const Expr& store_at) {
   using kir::Type;
@@ -574,52 +575,67 @@ void Lowering::write_reduction_body(const Node& node, ValueId value, Index& inde
   const Expr init = reduce == kir::Reduce::Sum ? kir::float_const(0, Type::F64)
                                                : kir::float_const(reduce == kir::Reduce::Max ? -INFINITY : INFINITY);
   add(kir::let_stmt(acc, acc_type, init, true));
+  // The trailing axes that are all reduced (or of one element): `run`
+  // contiguous elements of x per output element.
+  size_t suffix = in.size();
+  int64_t run = 1;
+  while (suffix > 0 && (reduced[suffix - 1] || in[suffix - 1] == 1)) run *= in[--suffix];
+  const bool in_place = run > 1 && buffer_.count(x);
   size_t innermost = in.size();
   for (size_t d = 0; d < in.size(); ++d) {
     if (reduced[d] && in[d] > 1) innermost = d;
   }
   Index element;
   element.has_dims = true;
-  size_t kept = 0, loops = 0;
-  std::string array;
-  Expr count, j;
+  size_t kept = 0, loops = 0, chunk_dim = 0;
   for (size_t d = 0; d < in.size(); ++d) {
     if (!reduced[d]) {
       element.dims.push_back(dims[keepdims ? d : kept++]);
       continue;
     }
     if (keepdims) ++kept;
-    if (in[d] == 1) {
+    if (in[d] == 1 || (in_place && d >= suffix)) {
       element.dims.push_back(kir::int_const(0));
+      continue;
+    }
+    if (d == innermost) {
+      chunk_dim = element.dims.size();
+      element.dims.push_back(nullptr);
       continue;
     }
     const std::string r = fresh("r");
     ++loops;
-    if (d != innermost) {
-      open(kir::loop_stmt(r, kir::int_const(0), kir::int_const(in[d])));
-      element.dims.push_back(kir::var(r));
-      continue;
-    }
-    const Expr base = kir::var(r + "b");
-    array = r + "buf";
-    open(kir::loop_stmt(r + "b", kir::int_const(0), kir::int_const(in[d]), kChunk));
-    count = let(Type::I64, kir::min(kir::int_const(kChunk), kir::binary(kir::Op::Sub, kir::int_const(in[d]), base)));
-    add(kir::array_stmt(array, Type::F32, kChunk));
-    j = kir::var(r + "j");
-    open(kir::loop_stmt(r + "j", kir::int_const(0), count));
-    element.dims.push_back(let(Type::I64, kir::add(base, j)));
+    open(kir::loop_stmt(r, kir::int_const(0), kir::int_const(in[d])));
+    element.dims.push_back(kir::var(r));
   }
-  const Expr v = value_at(x, element);
   const Expr acc_var = kir::var(acc, acc_type);
-  if (array.empty()) {
+  if (innermost == in.size()) {  // every reduced axis of one element
+    const Expr v = value_at(x, element);
     add(kir::assign_stmt(acc, reduce == kir::Reduce::Sum ? kir::binary(kir::Op::Add, acc_var, kir::cast(Type::F64, v))
                               : kir::binary(reduce == kir::Reduce::Max ? kir::Op::Max : kir::Op::Min, v, acc_var)));
   } else {
-    add(kir::store_stmt(array, j, v));
-    close();
-    add(kir::fold_stmt(acc, reduce, array, count));
-    close();
-    --loops;
+    const std::string r = fresh("r");
+    const int64_t length = in_place ? run : in[innermost];
+    Expr base = kir::int_const(0), count = kir::int_const(length);
+    if (length > kChunk) {
+      open(kir::loop_stmt(r + "b", kir::int_const(0), kir::int_const(length), kChunk));
+      base = kir::var(r + "b");
+      count = let(Type::I64, kir::min(kir::int_const(kChunk), kir::binary(kir::Op::Sub, kir::int_const(length), base)));
+    }
+    if (in_place) {
+      const Expr first = load_buffer(x, element);  // the run's first element
+      add(kir::fold_stmt(acc, reduce, buffer_.at(x), count, kir::add(first->args[0], base)));
+    } else {
+      const std::string array = r + "buf";
+      add(kir::array_stmt(array, Type::F32, std::min(kChunk, length)));
+      const Expr j = kir::var(r + "j");
+      open(kir::loop_stmt(r + "j", kir::int_const(0), count));
+      element.dims[chunk_dim] = let(Type::I64, kir::add(base, j));
+      add(kir::store_stmt(array, j, value_at(x, element)));
+      close();
+      add(kir::fold_stmt(acc, reduce, array, count));
+    }
+    if (length > kChunk) close();
   }
   for (size_t k = 0; k < loops; ++k) close();
   add(kir::store_stmt(buffer, store_at, kir::cast(Type::F32, acc_var)));

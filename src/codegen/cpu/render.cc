@@ -25,9 +25,6 @@ std::string float_literal(double value) {
 
 namespace {
 
-// Sum folds keep this many partial sums (vectorized lanes).
-constexpr int kFoldLanes = 8;
-
 const char* c_type(Type type) {
   switch (type) {
     case Type::I64: return "int64_t";
@@ -43,7 +40,7 @@ const std::map<std::string, std::string>& function_templates() {
   static const std::map<std::string, std::string> table = {
       {"Abs", "std::fabs(x)"}, {"Floor", "std::floor(x)"}, {"Ceil", "std::ceil(x)"},
       {"Round", "std::nearbyint(x)"}, {"Sqrt", "std::sqrt(x)"}, {"Reciprocal", "(1.0f / x)"},
-      {"Exp", "fm::exp(x)"}, {"Log", "fm::log(x)"}, {"Sin", "std::sin(x)"}, {"Cos", "std::cos(x)"},
+      {"Exp", "fm::exp(x)"}, {"ExpNonPositive", "fm::exp_nonpositive(x)"}, {"Log", "fm::log(x)"}, {"Sin", "std::sin(x)"}, {"Cos", "std::cos(x)"},
       {"Tan", "std::tan(x)"}, {"Asin", "std::asin(x)"}, {"Acos", "std::acos(x)"}, {"Atan", "std::atan(x)"},
       {"Sinh", "std::sinh(x)"}, {"Cosh", "std::cosh(x)"}, {"Asinh", "std::asinh(x)"},
       {"Acosh", "std::acosh(x)"}, {"Atanh", "std::atanh(x)"}, {"Erf", "fm::erf(x)"},
@@ -239,25 +236,19 @@ class Renderer {
     close();
   }
 
-  // Max/Min: the prelude's explicitly vectorized orchid_fold. Sums: in
-  // kFoldLanes partial double sums (a loop GCC vectorizes), then added.
+  // The prelude's explicitly vectorized folds: orchid_fold (Max/Min,
+  // NaN-propagating) and orchid_sum (float partial sums of the chunk,
+  // returned in double: the accumulator across chunks is double).
   void fold(const Stmt& s) {
-    const std::string n = expr(s.value), a = s.array, acc = s.name;
-    if (s.reduce != Reduce::Sum) {
-      line(acc + " = orchid_fold<" + (s.reduce == Reduce::Max ? "true" : "false") + ">(" + a + ", " + n + ", " + acc +
-           ");");
+    int64_t first = 0;
+    const std::string n = expr(s.value), acc = s.name,
+                      from = is_int_const(s.index, &first) && first == 0 ? s.array : "(" + s.array + " + " + expr(s.index) + ")";
+    if (s.reduce == Reduce::Sum) {
+      line(acc + " += orchid_sum(" + from + ", " + n + ");");
       return;
     }
-    const std::string lanes = std::to_string(kFoldLanes), part = a + "_part";
-    open("{");
-    line("double " + part + "[" + lanes + "] = {};");
-    line("int64_t j = 0;");
-    open("for (; j + " + lanes + " <= " + n + "; j += " + lanes + ") {");
-    line("for (int l = 0; l < " + lanes + "; ++l) " + part + "[l] += double(" + a + "[j + l]);");
-    close();
-    line("for (; j < " + n + "; ++j) " + part + "[0] += double(" + a + "[j]);");
-    line("for (int l = 0; l < " + lanes + "; ++l) " + acc + " += " + part + "[l];");
-    close();
+    line(acc + " = orchid_fold<" + (s.reduce == Reduce::Max ? "true" : "false") + ">(" + from + ", " + n + ", " + acc +
+         ");");
   }
 
   const Kernel& kernel_;

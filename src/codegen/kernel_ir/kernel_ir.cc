@@ -310,13 +310,14 @@ Stmt array_stmt(const std::string& name, Type type, int64_t size) {
   return s;
 }
 
-Stmt fold_stmt(const std::string& acc, Reduce reduce, const std::string& array, Expr count) {
+Stmt fold_stmt(const std::string& acc, Reduce reduce, const std::string& array, Expr count, Expr first) {
   Stmt s;
   s.kind = StmtKind::Fold;
   s.name = acc;
   s.reduce = reduce;
   s.array = array;
   s.value = std::move(count);
+  s.index = std::move(first);
   return s;
 }
 
@@ -360,6 +361,10 @@ void relocate_buffer(Block& block, const std::string& from, const std::string& t
     for (Expr* e : {&s.value, &s.index, &s.begin, &s.end}) *e = relocate(*e, from, to, shift);
     if (s.kind == StmtKind::Store && s.name == from) {
       s.name = to;
+      s.index = binary(Op::Sub, s.index, shift);
+    }
+    if (s.kind == StmtKind::Fold && s.array == from) {
+      s.array = to;
       s.index = binary(Op::Sub, s.index, shift);
     }
     relocate_buffer(s.body, from, to, shift);

@@ -94,7 +94,7 @@ enum class StmtKind : uint8_t {
   Assign,  // name = value
   Store,   // name[index] = value
   Array,   // a local array: `type` name[size]
-  Fold,    // name = fold(reduce, array[0, count)) combined with name
+  Fold,    // name = fold(reduce, array[index, index + count)) combined with name
 };
 
 // Who runs a loop's iterations: one thread, or the region's team, shared.
@@ -111,7 +111,7 @@ struct Stmt {
   Type type = Type::I64;
   bool is_mutable = false;  // Let
   Expr value;               // Let, Assign, Store; Fold: the count
-  Expr index;               // Store
+  Expr index;               // Store; Fold: the first element folded
   Expr begin, end;          // Loop
   int64_t step = 1;         // Loop
   LoopRole role = LoopRole::Serial;
@@ -119,7 +119,7 @@ struct Stmt {
   int64_t work = 0;         // Region: element operations (why it is parallel or not)
   int64_t size = 0;         // Array
   Reduce reduce = Reduce::Sum;  // Fold
-  std::string array;            // Fold: the array folded
+  std::string array;            // Fold: the array or buffer folded
   std::vector<Stmt> body;       // Block, Region, Loop
 };
 using Block = std::vector<Stmt>;
@@ -129,7 +129,10 @@ Stmt assign_stmt(const std::string& name, Expr value);
 Stmt store_stmt(const std::string& buffer, Expr index, Expr value);
 Stmt loop_stmt(const std::string& var, Expr begin, Expr end, int64_t step = 1, LoopRole role = LoopRole::Serial);
 Stmt array_stmt(const std::string& name, Type type, int64_t size);
-Stmt fold_stmt(const std::string& acc, Reduce reduce, const std::string& array, Expr count);
+// A fold of array[first, first + count): a chunk array (first 0) or a
+// contiguous range of a buffer, read in place.
+Stmt fold_stmt(const std::string& acc, Reduce reduce, const std::string& array, Expr count,
+               Expr first = int_const(0));
 Stmt block_stmt(const std::string& label);
 Stmt region_stmt(const std::string& label, bool parallel, int64_t work);
 

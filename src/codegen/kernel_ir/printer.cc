@@ -59,8 +59,8 @@ void print_stmt(const Stmt& s, int depth, std::string& out) {
       out += pad + "array " + s.name + ": " + type_name(s.type) + "[" + std::to_string(s.size) + "]\n";
       return;
     case StmtKind::Fold:
-      out += pad + s.name + " = fold " + reduce_name(s.reduce) + " " + s.array + "[0, " + to_string(s.value) +
-             ") into " + s.name + "\n";
+      out += pad + s.name + " = fold " + reduce_name(s.reduce) + " " + s.array + "[" + to_string(s.index) + ", " +
+             to_string(add(s.index, s.value)) + ") into " + s.name + "\n";
       return;
   }
 }

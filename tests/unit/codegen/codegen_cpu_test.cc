@@ -174,6 +174,23 @@ Graph odd_shapes() {
   return b.finish(r);
 }
 
+// Reductions of a stored value, folded where it lies: two trailing axes as
+// one range longer than a chunk (folded chunk by chunk), a reduced axis
+// before a kept one (a loop around the fold), 19-element rows (a tail after
+// the 16-lane vectors), and a sum of an inlined expression (a chunk array).
+Graph reductions_in_place() {
+  GraphBuilder b;
+  ValueId x = b.input("x", {2, 3, 17, 19});
+  ValueId s = b.op("ReduceSum", {x, constant_ints(b.g, {2, 3})}, attrs({{"keepdims", int64_t(1)}}));
+  ValueId m = b.op("ReduceMax", {x, constant_ints(b.g, {1, 3})}, attrs({{"keepdims", int64_t(0)}}));
+  ValueId n = b.op("ReduceMin", {x, constant_ints(b.g, {3})}, attrs({{"keepdims", int64_t(1)}}));
+  ValueId q = b.op("ReduceSum", {b.op("Mul", {x, x}), constant_ints(b.g, {3})}, attrs({{"keepdims", int64_t(1)}}));
+  b.g.outputs().push_back(s);
+  b.g.outputs().push_back(m);
+  b.g.outputs().push_back(n);
+  return b.finish(q);
+}
+
 Graph resize_nearest() {
   return one_node_graph("Resize", {var({1, 2, 5, 7}), none(), cst(DType::Float32, {4}, std::vector<float>{1, 1, 2, 3})},
                         attrs({{"mode", std::string("nearest")}}));
@@ -301,6 +318,7 @@ std::map<std::string, Case> make_cases() {
   add("where", where_compare());
   add("multi_output", multi_output());
   add("odd_shapes", odd_shapes());
+  add("reductions_in_place", reductions_in_place());
   // Big enough for the OpenMP threshold: parallel rows, and one long row
   // split across threads.
   add("parallel_softmax", softmax({96, 700}, -1));
@@ -498,6 +516,7 @@ TEST(CodegenCpu, ConcatAsTheStoredValue) {
 TEST(CodegenCpu, WhereAndComparisons) { expect_case("where"); }
 TEST(CodegenCpu, MultiOutputGroup) { expect_case("multi_output"); }
 TEST(CodegenCpu, OddShapes) { expect_case("odd_shapes"); }
+TEST(CodegenCpu, ReductionsInPlace) { expect_case("reductions_in_place"); }
 TEST(CodegenCpu, ParallelStages) {
   expect_case("parallel_softmax");
   expect_case("parallel_row");
@@ -516,6 +535,13 @@ TEST(CodegenCpu, NaNPropagates) {
   feeds = uniform_feeds(m.original, 4);
   feeds.begin()->second.data<float>()[5] = std::nanf("");
   expect_program_matches(m.primitives, program_of(m), feeds);
+  // In-place folds: a NaN among the 16-lane vectors of one row, one in the
+  // tail of another.
+  const Case& r = suite().cases.at("reductions_in_place");
+  feeds = uniform_feeds(r.original, 6);
+  feeds.begin()->second.data<float>()[5] = std::nanf("");
+  feeds.begin()->second.data<float>()[19 * 40 + 17] = std::nanf("");
+  expect_program_matches(r.primitives, program_of(r), feeds);
 }
 
 // A model's repeated blocks give kernels whose code is the same but for

