@@ -271,7 +271,8 @@ class AttentionKernel : public Kernel {
   }
 
   // The columns [0, n) of S^T (Lk rows of kBlock, already scaled): masked, e =
-  // exp(s - max over the keys) in place; each column's sum of e into sums.
+  // exp(s - max over the keys) in place (an argument <= 0: exp_nonpositive);
+  // each column's sum of e into sums.
   // Every loop runs along a row (the queries), so the compiler vectorizes
   // it; the columns past n are zeros, finite and unused.
   void softmax_columns(float* s, int64_t r0, int64_t n, float* sums) const {
@@ -292,7 +293,7 @@ class AttentionKernel : public Kernel {
     }
     for (int64_t j = 0; j < lk_; ++j) {
       float* row = s + j * kBlock;
-      for (int64_t r = 0; r < kBlock; ++r) row[r] = fast_math::exp(row[r] - max[r]);
+      for (int64_t r = 0; r < kBlock; ++r) row[r] = fast_math::exp_nonpositive(row[r] - max[r]);
       for (int64_t r = 0; r < kBlock; ++r) sum[r] += row[r];
     }
     std::copy(sum, sum + n, sums);
