@@ -40,7 +40,8 @@ const std::map<std::string, std::string>& function_templates() {
   static const std::map<std::string, std::string> table = {
       {"Abs", "std::fabs(x)"}, {"Floor", "std::floor(x)"}, {"Ceil", "std::ceil(x)"},
       {"Round", "std::nearbyint(x)"}, {"Sqrt", "std::sqrt(x)"}, {"Reciprocal", "(1.0f / x)"},
-      {"Exp", "fm::exp(x)"}, {"ExpNonPositive", "fm::exp_nonpositive(x)"}, {"Log", "fm::log(x)"}, {"Sin", "std::sin(x)"}, {"Cos", "std::cos(x)"},
+      {"Exp", "fm::exp(x)"}, {"ExpNonPositive", "fm::exp_nonpositive(x)"}, {"Log", "fm::log(x)"},
+      {"Sin", "std::sin(x)"}, {"Cos", "std::cos(x)"},
       {"Tan", "std::tan(x)"}, {"Asin", "std::asin(x)"}, {"Acos", "std::acos(x)"}, {"Atan", "std::atan(x)"},
       {"Sinh", "std::sinh(x)"}, {"Cosh", "std::cosh(x)"}, {"Asinh", "std::asinh(x)"},
       {"Acosh", "std::acosh(x)"}, {"Atanh", "std::atanh(x)"}, {"Erf", "fm::erf(x)"},
@@ -241,8 +242,9 @@ class Renderer {
   // returned in double: the accumulator across chunks is double).
   void fold(const Stmt& s) {
     int64_t first = 0;
+    const bool at_start = is_int_const(s.index, &first) && first == 0;
     const std::string n = expr(s.value), acc = s.name,
-                      from = is_int_const(s.index, &first) && first == 0 ? s.array : "(" + s.array + " + " + expr(s.index) + ")";
+                      from = at_start ? s.array : "(" + s.array + " + " + expr(s.index) + ")";
     if (s.reduce == Reduce::Sum) {
       line(acc + " += orchid_sum(" + from + ", " + n + ");");
       return;

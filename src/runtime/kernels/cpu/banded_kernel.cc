@@ -251,7 +251,9 @@ namespace {
 // Rows of one batch and residue per task of G2BMM; two of the GEMM's 8-row blocks.
 constexpr int64_t kRowBlock = 16;
 
-bool all_taps_valid(const reference::BandedDims& d, int64_t m) { return valid_taps(d, m) == std::make_pair<int64_t, int64_t>(0, d.band()); }
+bool all_taps_valid(const reference::BandedDims& d, int64_t m) {
+  return valid_taps(d, m) == std::pair<int64_t, int64_t>(0, d.band());
+}
 
 // kRowBlock rows q0.. of residue r whose taps all lie inside B, as one GEMM:
 // P[i][j] = Sum_k A[q0 + i][k] T_r[k][q0 - W + j] for j < band + kRowBlock - 1,
