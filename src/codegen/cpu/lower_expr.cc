@@ -3,12 +3,12 @@
 // elementwise node applies its scalar function to its inputs at the
 // (broadcast) index, a layout node maps the index to its input's index
 // (lower_layout.cc).
-#include <algorithm>
 #include <cmath>
 #include <map>
 #include <optional>
 
 #include "codegen/cpu/lower_internal.h"
+#include "ir/graph_utils.h"
 #include "support/error.h"
 
 namespace orchid::codegen::cpu::detail {
@@ -202,10 +202,9 @@ std::optional<ValueId> Lowering::softplus_argument(ValueId value) const {
 }
 
 const Node* Lowering::graph_producer(ValueId value) const {
-  for (const Node& node : graph_.nodes()) {
-    if (std::find(node.outputs.begin(), node.outputs.end(), value) != node.outputs.end()) return &node;
-  }
-  return nullptr;
+  if (graph_producers_.empty()) graph_producers_ = producer_nodes(graph_);  // on the first question only
+  const size_t node = graph_producers_.at(size_t(value));
+  return node == kNoNode ? nullptr : &graph_.nodes()[node];
 }
 
 // x - ReduceMax(x) with kept dimensions: each element less its own row's

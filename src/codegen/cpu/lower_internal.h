@@ -176,6 +176,7 @@ class Lowering {
   std::vector<kir::Stmt> open_;  // open statements, the kernel's body first
   std::vector<std::map<std::string, Expr>> scopes_;  // CSE per open statement
   std::map<ValueId, size_t> producer_;  // value -> node index, for nodes in the group
+  mutable std::vector<size_t> graph_producers_;  // producer_nodes of the whole graph, once asked (graph_producer)
   std::map<ValueId, std::string> buffer_;  // inputs and materialized values: buffer name
   std::vector<ValueId> stages_;           // materialized values in topological order
   std::map<ValueId, std::string> tables_;  // Gather: constant index table name

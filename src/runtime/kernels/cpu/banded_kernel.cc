@@ -244,10 +244,6 @@ class BandedKernel : public Kernel {
   std::vector<float> scratch_;
 };
 
-}  // namespace
-
-namespace {
-
 // Rows of one batch and residue per task of G2BMM; two of the GEMM's 8-row blocks.
 constexpr int64_t kRowBlock = 16;
 
@@ -286,10 +282,10 @@ void g2bmm_f32(const reference::BandedDims& d, const float* a, const float* b, f
   const int64_t band = d.band();
   const Transposed t = transpose_b(d, b, scratch);
   // Blocks of rows whose taps all lie inside B are one GEMM each
-  // (band_by_gemm). Rows m = q*d + r near the ends read the same rows of T_r, shifted by
-  // one column per q: a block of kRowBlock consecutive q is done one chunk
-  // of kChunk band columns at a time, so the chunk's K x kChunk floats of
-  // T_r stay in L1 across the block's rows.
+  // (band_by_gemm). Rows m = q*d + r near the ends read the same rows of
+  // T_r, shifted by one column per q: a block of kRowBlock consecutive q is
+  // done one chunk of kChunk band columns at a time, so the chunk's
+  // K x kChunk floats of T_r stay in L1 across the block's rows.
   constexpr int64_t kChunk = 4 * kLanes;
   const int64_t per_residue = (d.m + d.dilation - 1) / d.dilation;  // q values of residue 0, the most
   const int64_t blocks = (per_residue + kRowBlock - 1) / kRowBlock;
