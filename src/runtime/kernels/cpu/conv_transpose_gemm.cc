@@ -158,55 +158,68 @@ class ConvTransposeGemmKernel : public Kernel {
     const int64_t blocks = (out_rows + block - 1) / block;
     const int64_t work = std::max<int64_t>(1, nb * block * out_[2] * std::max<int64_t>(1, taps_ / stride_[1] / stride_[0]));
     parallel_for(cout * blocks, std::max<int64_t>(1, 32768 / work), [&](int64_t begin, int64_t end) {
+      std::vector<float> phases(width_phases_.size() > 1 ? width_phases_.size() * size_t(phase_width()) : 0);
       for (int64_t t = begin; t < end; ++t) {
         const int64_t c = t / blocks, r0 = t % blocks * block, r1 = std::min(out_rows, r0 + block);
         for (int64_t j = 0; j < nb; ++j) {
           const int64_t n = n0 + j;
-          channel_rows(cols + j * in_size_, ld, c, y + (n * cout + c) * out_size_, (n * cout + c) * out_size_, r0, r1);
+          float* out = y + (n * cout + c) * out_size_;
+          const float* taps = cols + j * in_size_ + c * taps_ * ld;  // groups are contiguous in cols
+          for (int64_t r = r0; r < r1; ++r) add_taps(taps, ld, c, r, phases.data(), out + r * out_[2]);
+          epilogue_.apply(out + r0 * out_[2], (n * cout + c) * out_size_ + r0 * out_[2], c, (r1 - r0) * out_[2]);
         }
       }
     });
   }
 
-  // Output rows [r0, r1) (a row: one (depth, height) pair) of channel c:
-  // bias, then for each row the taps whose input row lands on it
-  // (o = i s + k d - p, i integral), each added along the width, then the
-  // epilogues. Rows are independent, so a model with one output channel
-  // (FSRCNN's last layer) still runs on every thread. The taps per output
-  // position and the width spans are tables made once (landing_taps): with
-  // the divisions per row, DCGAN's 4x4 stride-2 col2im took 5 ms of a 20 ms
-  // layer whose GEMM takes 12.
-  void channel_rows(const float* cols, int64_t ld, int64_t c, float* out, int64_t offset, int64_t r0,
-                    int64_t r1) const {
-    const float* col = cols + c * taps_ * ld;  // groups are contiguous in cols
-    for (int64_t r = r0; r < r1; ++r) {
-      const int64_t od = r / out_[1], oh = r % out_[1];
-      float* dst_row = out + r * out_[2];
-      std::fill(dst_row, dst_row + out_[2], epilogue_.bias(c));
+  // Output row r (one (depth, height) pair) of channel c, whose taps'
+  // columns start at `taps`: the bias, then the taps whose input row lands
+  // on it (o = i s + k d - p, i integral), each added along the width. Rows
+  // are independent, so a model with one output channel (FSRCNN's last
+  // layer) still runs on every thread. The taps per output position are
+  // tables made once (landing_taps): with the divisions per row, DCGAN's
+  // 4x4 stride-2 col2im took 5 ms of a 20 ms layer whose GEMM takes 12.
+  // Along the width the adds are gathered, not scattered: each column phase
+  // p of the width stride s (outputs p, p + s, ...) is summed contiguously
+  // into its row of `phases` (phase_width() apart), then the phases are
+  // interleaved into dst (with s = 1, the one phase is dst). Scattered adds
+  // d[2 j] += src[j] had kept DCGAN's col2im scalar.
+  void add_taps(const float* taps, int64_t ld, int64_t c, int64_t r, float* phases, float* dst) const {
+    const int64_t od = r / out_[1], oh = r % out_[1];
+    const int64_t width = phase_width(), count = int64_t(width_phases_.size());
+    for (int64_t p = 0; p < count; ++p) {
+      float* acc = count == 1 ? dst : phases + p * width;
+      std::fill(acc, acc + width, epilogue_.bias(c));
       for (const Tap& d : landing_[0][size_t(od)]) {
         for (const Tap& h : landing_[1][size_t(oh)]) {
-          const float* src_taps = col + (d.k * k_[1] + h.k) * k_[2] * ld + (d.i * in_[1] + h.i) * in_[2];
-          for (const WidthSpan& span : width_spans_) {
-            add_row(src_taps + span.k * ld + span.first_input, dst_row + span.first_output, span.count);
+          const float* src = taps + (d.k * k_[1] + h.k) * k_[2] * ld + (d.i * in_[1] + h.i) * in_[2];
+          for (const PhaseTap& t : width_phases_[size_t(p)]) {
+            add_contiguous(src + t.k * ld + t.first + t.shift, acc + t.first, t.last - t.first);
           }
         }
       }
     }
-    epilogue_.apply(out + r0 * out_[2], offset + r0 * out_[2], c, (r1 - r0) * out_[2]);
+    if (count > 1) simd::interleave_phases(phases, width, out_[2], count, dst);
+  }
+
+  // The longest column phase's length.
+  int64_t phase_width() const {
+    const int64_t s = std::max<int64_t>(1, int64_t(width_phases_.size()));
+    return (out_[2] + s - 1) / s;
   }
 
   // A kernel tap k and the input index i that lands on an output position.
   struct Tap {
     int64_t k, i;
   };
-  // Along the width, tap k adds inputs [first_input, first_input + count)
-  // to outputs first_output, first_output + s, ...
-  struct WidthSpan {
-    int64_t k, first_input, first_output, count;
+  // In column phase p of the width stride s (outputs o = q s + p), tap k adds
+  // its input row's element q + shift to output q, for q in [first, last).
+  struct PhaseTap {
+    int64_t k, shift, first, last;
   };
 
   // Per axis and output position, the taps that land on it; the width's
-  // spans per tap.
+  // taps per column phase.
   void landing_taps() {
     for (size_t a = 0; a < 2; ++a) {
       landing_[a].assign(size_t(out_[a]), {});
@@ -217,11 +230,16 @@ class ConvTransposeGemmKernel : public Kernel {
       }
     }
     const int64_t s = stride_[2];
-    for (int64_t kw = 0; kw < k_[2]; ++kw) {
-      const int64_t off = kw * dil_[2] - pad_[2];  // o = iw s + off
-      const int64_t w0 = off >= 0 ? 0 : (-off + s - 1) / s;
-      const int64_t w1 = out_[2] - off <= 0 ? 0 : std::min(in_[2], (out_[2] - off + s - 1) / s);
-      if (w0 < w1) width_spans_.push_back({kw, w0, w0 * s + off, w1 - w0});
+    width_phases_.resize(size_t(std::min(s, out_[2])));
+    for (int64_t p = 0; p < int64_t(width_phases_.size()); ++p) {
+      const int64_t count = (out_[2] - p + s - 1) / s;
+      for (int64_t kw = 0; kw < k_[2]; ++kw) {
+        const int64_t t = p + pad_[2] - kw * dil_[2];  // q s + t = i s for input i
+        if (((t % s) + s) % s != 0) continue;
+        const int64_t shift = t >= 0 ? t / s : -((-t) / s);
+        const int64_t first = std::max<int64_t>(0, -shift), last = std::min(count, in_[2] - shift);
+        if (first < last) width_phases_[size_t(p)].push_back({kw, shift, first, last});
+      }
     }
   }
 
@@ -232,16 +250,9 @@ class ConvTransposeGemmKernel : public Kernel {
     return t / stride_[a];
   }
 
-  // d[j s] += src[j] for j < count.
-  void add_row(const float* src, float* d, int64_t count) const {
-    const int64_t s = stride_[2];
-    if (s == 1) {
-      for (int64_t j = 0; j < count; ++j) d[j] += src[j];
-    } else if (s == 2) {
-      for (int64_t j = 0; j < count; ++j) d[2 * j] += src[j];
-    } else {
-      for (int64_t j = 0; j < count; ++j) d[j * s] += src[j];
-    }
+  // d[j] += src[j] for j < count.
+  static void add_contiguous(const float* __restrict src, float* __restrict d, int64_t count) {
+    for (int64_t j = 0; j < count; ++j) d[j] += src[j];
   }
 
   // cols = Wt x for a single input position (a GAN's first layer, 1x1 ->
@@ -260,7 +271,7 @@ class ConvTransposeGemmKernel : public Kernel {
   int x_input_ = -1;
   std::vector<float> wt_, cols_, gathered_;
   std::vector<std::vector<Tap>> landing_[2];  // depth, height
-  std::vector<WidthSpan> width_spans_;
+  std::vector<std::vector<PhaseTap>> width_phases_;  // per column phase
   LinearEpilogue epilogue_;
 };
 

@@ -35,19 +35,6 @@ struct Phase {
   std::vector<int64_t> tap_offset;  // per (ci, tap): the B row's start in the padded planes
 };
 
-// out[2 j] = even[j], out[2 j + 1] = odd[j] for j < n.
-void interleave_pairs(const float* even, const float* odd, int64_t n, float* out) {
-  using simd::kLanes;
-  int64_t j = 0;
-  for (; j + kLanes <= n; j += kLanes) {
-    const simd::Vec a = simd::load(even + j), b = simd::load(odd + j);
-    simd::store(out + 2 * j, __builtin_shufflevector(a, b, 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23));
-    simd::store(out + 2 * j + kLanes,
-                __builtin_shufflevector(a, b, 8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31));
-  }
-  for (; j < n; ++j) out[2 * j] = even[j], out[2 * j + 1] = odd[j];
-}
-
 class ConvTransposeKernel : public Kernel {
  public:
   ConvTransposeKernel(const Graph& graph, const KernelGroup& group, const onednn::LinearSpec& spec)
@@ -203,21 +190,8 @@ class ConvTransposeKernel : public Kernel {
   // c: its column phases interleaved.
   void interleave_row(const float* scratch, int64_t ld, int64_t c, int64_t ay, int64_t r, float* out) const {
     const int64_t count = column_phases();
-    auto src = [&](int64_t ax) { return scratch + (size_t(ay * count + ax) * s_.cout + c) * ld + r * qw_; };
-    if (count == 1) {
-      std::memcpy(out, src(0), size_t(s_.ow) * 4);
-      return;
-    }
-    if (count == 2) {
-      const int64_t cols1 = phases_[size_t(ay * count + 1)].cols;
-      interleave_pairs(src(0), src(1), cols1, out);
-      if (phases_[size_t(ay * count)].cols > cols1) out[2 * cols1] = src(0)[cols1];
-      return;
-    }
-    for (int64_t ax = 0; ax < count; ++ax) {
-      const float* from = src(ax);
-      for (int64_t col = 0, cols = phases_[size_t(ay * count + ax)].cols; col < cols; ++col) out[ax + col * s_.sw] = from[col];
-    }
+    const float* first = scratch + (size_t(ay * count) * s_.cout + c) * ld + r * qw_;
+    simd::interleave_phases(first, s_.cout * ld, s_.ow, count, out);
   }
 
   ConvShape s_;

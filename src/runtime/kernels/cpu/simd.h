@@ -37,4 +37,34 @@ inline float dot(const float* a, const float* b, int64_t n) {
   return s;
 }
 
+// out[2 j] = even[j], out[2 j + 1] = odd[j] for j < n, as vector shuffles.
+inline void interleave_pairs(const float* even, const float* odd, int64_t n, float* out) {
+  int64_t j = 0;
+  for (; j + kLanes <= n; j += kLanes) {
+    const Vec a = load(even + j), b = load(odd + j);
+    store(out + 2 * j, __builtin_shufflevector(a, b, 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23));
+    store(out + 2 * j + kLanes, __builtin_shufflevector(a, b, 8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31));
+  }
+  for (; j < n; ++j) out[2 * j] = even[j], out[2 * j + 1] = odd[j];
+}
+
+// A row of `width` split by a stride into `phases` column phases (phases =
+// min(stride, width)), joined again: out[p + j phases] = phase p's element
+// j, phase p at first + p phase_step with ceil((width - p) / phases)
+// elements.
+inline void interleave_phases(const float* first, int64_t phase_step, int64_t width, int64_t phases, float* out) {
+  if (phases == 1) {
+    std::memcpy(out, first, size_t(width) * sizeof(float));
+  } else if (phases == 2) {
+    const float* odd = first + phase_step;
+    interleave_pairs(first, odd, width / 2, out);
+    if (width % 2 != 0) out[width - 1] = first[width / 2];
+  } else {
+    for (int64_t p = 0; p < phases; ++p) {
+      const float* phase = first + p * phase_step;
+      for (int64_t j = 0; p + j * phases < width; ++j) out[p + j * phases] = phase[j];
+    }
+  }
+}
+
 }  // namespace orchid::runtime::cpu::simd
