@@ -79,6 +79,9 @@ class CpuBackend : public Backend {
               return runtime::cpu::is_pointwise_group(graph, group) ||
                      (group.symbol.empty() && (runtime::cpu::concat_takes_native_layouts(graph, group) ||
                                                runtime::cpu::is_pool_group(graph, group)));
+            },
+            [](const Graph& graph, const runtime::KernelGroup& group) {
+              return runtime::cpu::linear_keeps_native_layouts(graph, group);
             }};
   }
 

@@ -10,12 +10,20 @@ std::string cache_path_of(const CostModelOptions& options) {
   return options.cache_path.empty() ? cost_cache_path("") : options.cache_path;
 }
 
-// The key of a kernel timed with native inputs: its own key's text with the
-// variant marked.
-std::string native_key(const Graph& graph, const runtime::KernelGroup& group) {
+// The key of a kernel timed in other layouts than time_kernel's default:
+// its own key's text with the variant marked.
+std::string layout_key(const Graph& graph, const runtime::KernelGroup& group, const char* layouts) {
   runtime::KernelGroup marked = group;
-  marked.variant += "+native-inputs";
+  marked.variant += layouts;
   return kernel_key(graph, marked);
+}
+
+std::string native_key(const Graph& graph, const runtime::KernelGroup& group) {
+  return layout_key(graph, group, "+native-inputs");
+}
+
+std::string row_major_key(const Graph& graph, const runtime::KernelGroup& group) {
+  return layout_key(graph, group, "+row-major-outputs");
 }
 
 }  // namespace
@@ -56,13 +64,26 @@ std::optional<double> CostModel::cached_native(const Graph& graph, const runtime
 
 double CostModel::measure_native(runtime::Kernel& kernel, const Graph& graph, const runtime::KernelGroup& group,
                                  KernelClass kind) {
-  const double seconds = time_kernel(kernel, graph, group, profile_, true);
+  const double seconds = time_kernel(kernel, graph, group, profile_, TimedLayouts{.native_inputs = true});
   store_native(graph, group, seconds, kind);
   return seconds;
 }
 
 void CostModel::store_native(const Graph& graph, const runtime::KernelGroup& group, double seconds, KernelClass kind) {
   cache_->store(native_key(graph, group), machine_, CostRecord{seconds, model_->raw_estimate(graph, group), kind});
+}
+
+std::optional<double> CostModel::cached_row_major(const Graph& graph, const runtime::KernelGroup& group) const {
+  std::optional<CostRecord> record = cache_->lookup(row_major_key(graph, group), machine_);
+  if (!record) return std::nullopt;
+  return record->seconds;
+}
+
+double CostModel::measure_row_major(runtime::Kernel& kernel, const Graph& graph, const runtime::KernelGroup& group,
+                                    KernelClass kind) {
+  const double seconds = time_kernel(kernel, graph, group, profile_, TimedLayouts{.native_outputs = false});
+  cache_->store(row_major_key(graph, group), machine_, CostRecord{seconds, model_->raw_estimate(graph, group), kind});
+  return seconds;
 }
 
 void CostModel::recalibrate() { model_->calibrate(cache_->records(machine_)); }

@@ -43,6 +43,12 @@ class CostModel {
   double measure_native(runtime::Kernel& kernel, const Graph& graph, const runtime::KernelGroup& group,
                         KernelClass kind);
   void store_native(const Graph& graph, const runtime::KernelGroup& group, double seconds, KernelClass kind);
+  // The same with row-major inputs and outputs (time_kernel's
+  // native_outputs off: a oneDNN kernel whose output a row-major kernel
+  // reads), under a key of its own; measure_row_major times a fresh kernel.
+  std::optional<double> cached_row_major(const Graph& graph, const runtime::KernelGroup& group) const;
+  double measure_row_major(runtime::Kernel& kernel, const Graph& graph, const runtime::KernelGroup& group,
+                           KernelClass kind);
   // Calibrates the analytical model again, with what was measured since.
   void recalibrate();
 

@@ -51,7 +51,7 @@ void fill_input(std::byte* data, const TensorType& type) {
 // have packed them already, but passing them is always allowed), other
 // inputs and all outputs at fresh buffers the returned owner keeps.
 runtime::KernelArgs make_args(runtime::Kernel& kernel, const Graph& graph, const runtime::KernelGroup& group,
-                              std::vector<AlignedBuffer>& owner, bool native_inputs) {
+                              std::vector<AlignedBuffer>& owner, TimedLayouts layouts) {
   runtime::KernelArgs args;
   for (size_t k = 0; k < group.inputs.size(); ++k) {
     const ValueId id = group.inputs[k];
@@ -62,7 +62,7 @@ runtime::KernelArgs make_args(runtime::Kernel& kernel, const Graph& graph, const
       continue;
     }
     size_t bytes = value.type.nbytes();
-    if (std::optional<runtime::NativeLayout> layout = native_inputs ? kernel.native_input_layout(k) : std::nullopt) {
+    if (std::optional<runtime::NativeLayout> layout = layouts.native_inputs ? kernel.native_input_layout(k) : std::nullopt) {
       kernel.read_input_as(k, *layout);
       bytes = std::max(bytes, layout->bytes);
     }
@@ -73,7 +73,7 @@ runtime::KernelArgs make_args(runtime::Kernel& kernel, const Graph& graph, const
   for (size_t k = 0; k < group.outputs.size(); ++k) {
     const TensorType& type = graph.type(group.outputs[k]);
     size_t bytes = type.nbytes();
-    if (std::optional<runtime::NativeLayout> layout = kernel.native_output_layout(k)) {
+    if (std::optional<runtime::NativeLayout> layout = layouts.native_outputs ? kernel.native_output_layout(k) : std::nullopt) {
       kernel.use_native_output(k);
       bytes = std::max(bytes, layout->bytes);
     }
@@ -98,13 +98,20 @@ bool has_native_inputs(const runtime::Kernel& kernel, const runtime::KernelGroup
   return false;
 }
 
+bool has_native_outputs(const runtime::Kernel& kernel, const runtime::KernelGroup& group) {
+  for (size_t k = 0; k < group.outputs.size(); ++k) {
+    if (kernel.native_output_layout(k)) return true;
+  }
+  return false;
+}
+
 double time_kernel(runtime::Kernel& kernel, const Graph& graph, const runtime::KernelGroup& group,
-                   const ProfileOptions& options, bool native_inputs) {
+                   const ProfileOptions& options, TimedLayouts layouts) {
   using Clock = std::chrono::steady_clock;
   ORCHID_CHECK(options.min_runs >= 1 && options.max_runs >= options.min_runs)
       << "profile options need 1 <= min_runs <= max_runs";
   std::vector<AlignedBuffer> buffers;
-  const runtime::KernelArgs args = make_args(kernel, graph, group, buffers, native_inputs);
+  const runtime::KernelArgs args = make_args(kernel, graph, group, buffers, layouts);
   // Warm-up: caches, page faults of the outputs, lazily created primitives.
   int min_runs = options.min_runs;
   for (int i = 0; i < options.warmup; ++i) {

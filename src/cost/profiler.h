@@ -5,9 +5,10 @@
 // Outputs are written in the kernel's native layout when it offers one
 // (oneDNN's): in a plan its output stays native unless a row-major kernel
 // reads it, and orchestration prices that conversion on its own
-// (orchestration/layout_model.h). Inputs are row-major, or with
-// `native_inputs` in the layouts the kernel computes them in where it has
-// such (Kernel::native_input_layout): as a producer of its kind writes them.
+// (orchestration/layout_model.h), from a timing with `native_outputs` off.
+// Inputs are row-major, or with `native_inputs` in the layouts the kernel
+// computes them in where it has such (Kernel::native_input_layout): as a
+// producer of its kind writes them.
 #pragma once
 
 #include "ir/graph.h"
@@ -28,10 +29,18 @@ struct ProfileOptions {
   int slow_runs = 3;
 };
 
+// The layouts a kernel is timed with.
+struct TimedLayouts {
+  bool native_inputs = false;
+  bool native_outputs = true;
+};
+
 double time_kernel(runtime::Kernel& kernel, const Graph& graph, const runtime::KernelGroup& group,
-                   const ProfileOptions& options = {}, bool native_inputs = false);
+                   const ProfileOptions& options = {}, TimedLayouts layouts = {});
 
 // Whether some input of the kernel has a native layout (native_inputs matters).
 bool has_native_inputs(const runtime::Kernel& kernel, const runtime::KernelGroup& group);
+// Whether some output of the kernel has a native layout (native_outputs matters).
+bool has_native_outputs(const runtime::Kernel& kernel, const runtime::KernelGroup& group);
 
 }  // namespace orchid::cost

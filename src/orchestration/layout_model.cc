@@ -30,6 +30,23 @@ std::optional<size_t> LayoutExtension::candidate_of(size_t k) const {
   return native_copy_of[k - real_kernels - reorder_tensors.size()];
 }
 
+std::optional<int> LayoutExtension::row_major_form_made_by(size_t k, const BlpProblem& problem) const {
+  if (k < real_kernels || is_native_copy(k)) return std::nullopt;
+  const int row = reorder_tensors[k - real_kernels];
+  const std::vector<int>& outputs = problem.kernels[k].outputs;
+  return outputs.size() == 1 && outputs[0] == row ? std::optional<int>(row) : std::nullopt;
+}
+
+void start_available_in(BlpProblem& problem, const LayoutExtension& extension, size_t r, bool native) {
+  BlpKernel& reorder = problem.kernels[extension.real_kernels + r];
+  const int row = extension.reorder_tensors[r];
+  const int nat = reorder.inputs[0] == row ? reorder.outputs[0] : reorder.inputs[0];
+  const int from = native ? nat : row, to = native ? row : nat;
+  reorder.inputs = {from};
+  reorder.outputs = {to};
+  std::replace(problem.available.begin(), problem.available.end(), to, from);
+}
+
 LayoutExtension add_native_layouts(BlpProblem& problem, const std::vector<KernelLayout>& layouts,
                                    const std::function<double(int)>& reorder_cost,
                                    const std::vector<bool>& must_be_row_major) {

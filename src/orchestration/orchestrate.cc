@@ -96,6 +96,9 @@ class Orchestrator {
       // (after the symbol: a generated kernel of a group works in fewer layouts than a library one)
       either_layout_.push_back(candidate.kind != CandidateKind::Linear && rules.takes_native_layouts &&
                                rules.takes_native_layouts(graph_, groups_.back()));
+      native_linear_.push_back(candidate.kind == CandidateKind::Linear && candidate.variant.empty() &&
+                               (!rules.linear_keeps_native_layouts ||
+                                rules.linear_keeps_native_layouts(graph_, groups_.back())));
     }
     report_.parts = set_.parts;
     report_.clusters = set_.clusters.size();
@@ -106,7 +109,7 @@ class Orchestrator {
   void build_problems() {
     std::vector<KernelLayout> layouts;
     for (size_t i = 0; i < set_.candidates.size(); ++i) {
-      layouts.push_back(is_onednn(i) ? KernelLayout::Native
+      layouts.push_back(keeps_native_layouts(i) ? KernelLayout::Native
                                      : either_layout_[i] ? KernelLayout::Either : KernelLayout::RowMajor);
     }
     problems_ = build_part_problems(graph_, set_, groups_, layouts, alternatives_);
@@ -114,8 +117,9 @@ class Orchestrator {
 
   // Converting a tensor between row-major and a native layout: one read and
   // one write of it at the measured bandwidth, or what a oneDNN kernel that
-  // reads it was measured to spend on converting it, if more (its time with
-  // a row-major input minus its time with a native one).
+  // reads or writes it was measured to spend on converting it, if more (its
+  // time with a row-major input minus its time with a native one; with a
+  // row-major output minus with a native one).
   double reorder_seconds(ValueId id) const {
     const TensorType& type = graph_.type(id);
     const double estimate =
@@ -124,11 +128,12 @@ class Orchestrator {
     return it == measured_conversion_.end() ? estimate : std::max(estimate, it->second);
   }
 
-  // A oneDNN kernel (the default implementation of a linear group): it
-  // reads and writes oneDNN's native layouts.
-  bool is_onednn(size_t i) const {
-    return set_.candidates[i].kind == CandidateKind::Linear && set_.candidates[i].variant.empty();
-  }
+  // A oneDNN kernel (the default implementation of a linear group) that
+  // reads and writes oneDNN's native layouts: a conv, not a matrix product
+  // (CandidateRules::linear_keeps_native_layouts). Priced as native, a GEMM +
+  // col2im deconvolution had seemed to read a oneDNN conv's output for
+  // free, and the conv then wrote row-major at 3x its time (FSRCNN).
+  bool keeps_native_layouts(size_t i) const { return native_linear_[i]; }
 
   // What the BLP pays per candidate (epilogue_pricing.h).
   std::vector<double> blp_prices() const {
@@ -152,7 +157,7 @@ class Orchestrator {
   // estimated conversions (at most half the time).
   double timed_cost(size_t i) const {
     const KernelCost& cost = costs_[i];
-    if (!is_onednn(i) || cost.source == CostSource::Estimated) return cost.seconds;
+    if (!keeps_native_layouts(i) || cost.source == CostSource::Estimated) return cost.seconds;
     if (native_costs_[i]) return *native_costs_[i];
     double conversions = 0;
     for (ValueId id : groups_[i].inputs) {
@@ -185,7 +190,10 @@ class Orchestrator {
     const std::optional<double> cached = cost_model_->cached(graph_, groups_[i]);
     if (!cached) return false;
     costs_[i] = {*cached, CostSource::Cached};
-    if (is_onednn(i)) note_native(i, cost_model_->cached_native(graph_, groups_[i]));
+    if (keeps_native_layouts(i)) {
+      note_native(i, cost_model_->cached_native(graph_, groups_[i]));
+      note_row_major(i, cost_model_->cached_row_major(graph_, groups_[i]));
+    }
     ++report_.cached;
     return true;
   }
@@ -227,6 +235,7 @@ class Orchestrator {
     bool optimal = true;
     double planned = 0;
     std::set<ValueId> natively_written;  // by the native kernels chosen in earlier parts
+    std::set<ValueId> row_major_written;  // by their reorders to row-major
     std::set<size_t> chosen_aliases;
     const std::vector<double> prices = blp_prices();
     for (size_t p = 0; p < problems_.size(); ++p) {
@@ -236,8 +245,10 @@ class Orchestrator {
       }
       for (size_t r = 0; r < part.layouts.reorder_tensors.size(); ++r) {
         const ValueId id = part.value_of[size_t(part.layouts.reorder_tensors[r])];
-        const bool written_natively = part.layouts.of_available[r] && natively_written.count(id);
-        part.problem.kernels[part.layouts.real_kernels + r].cost = written_natively ? 0.0 : reorder_seconds(id);
+        part.problem.kernels[part.layouts.real_kernels + r].cost = reorder_seconds(id);
+        if (part.layouts.of_available[r]) {
+          start_available_in(part.problem, part.layouts, r, natively_written.count(id) && !row_major_written.count(id));
+        }
       }
       auto budget = [&] {
         return std::max(0.0, options_.solver_time_limit - report_.solve_seconds - seconds_since(start));
@@ -258,13 +269,16 @@ class Orchestrator {
           chosen_aliases.insert(*a);
           if (part.layouts.is_native_copy(k)) natively_written.insert(alternatives_[*a].original);
         }
+        if (const std::optional<int> row = part.layouts.row_major_form_made_by(k, part.problem)) {
+          row_major_written.insert(part.value_of[size_t(*row)]);
+        }
         const std::optional<size_t> c = part.candidate(k);
         if (!c) continue;
         const size_t i = *c;
         // (a warm start may hold both forms of one kernel)
         if (std::find(chosen[p].begin(), chosen[p].end(), i) != chosen[p].end()) continue;
         chosen[p].push_back(i);
-        if (is_onednn(i) || part.layouts.is_native_copy(k)) {
+        if (keeps_native_layouts(i) || part.layouts.is_native_copy(k)) {
           natively_written.insert(groups_[i].outputs.begin(), groups_[i].outputs.end());
         }
       }
@@ -386,8 +400,9 @@ class Orchestrator {
     }
     if (shares_its_input_buffer(*kernel, group)) return kBufferShareSeconds;
     const cost::KernelClass kind = kernel_class(set_.candidates[i].kind);
+    const bool native_outputs = cost::has_native_outputs(*kernel, group);  // asked before timing switches them
     const double seconds = cost_model_->measure(*kernel, graph_, group, kind);
-    if (!is_onednn(i)) return seconds;
+    if (!keeps_native_layouts(i)) return seconds;
     costs_[i].seconds = seconds;  // note_native compares with it
     if (!cost::has_native_inputs(*kernel, group)) {
       // Nothing to read natively (a MatMul): the same time, not timed again.
@@ -397,6 +412,10 @@ class Orchestrator {
       // A fresh kernel: the timed one writes its output natively now.
       std::unique_ptr<runtime::Kernel> fresh = backend_.make_kernel(graph_, group, nullptr);
       note_native(i, cost_model_->measure_native(*fresh, graph_, group, kind));
+    }
+    if (native_outputs) {
+      std::unique_ptr<runtime::Kernel> fresh = backend_.make_kernel(graph_, group, nullptr);
+      note_row_major(i, cost_model_->measure_row_major(*fresh, graph_, group, kind));
     }
     return seconds;
   }
@@ -419,6 +438,17 @@ class Orchestrator {
     if (!native || src == kNoValue || graph_.value(src).is_constant()) return;
     double& conversion = measured_conversion_[src];
     conversion = std::max(conversion, costs_[i].seconds - *native);
+  }
+
+  // A oneDNN candidate's time with a row-major output, and what writing its
+  // output row-major costs it over its native layout: a row-major reader's
+  // conversion, which can exceed a reorder's bytes (FSRCNN's 1 -> 56
+  // channel 5x5 conv + PReLU: 1.6 ms native, about 4 ms more row-major, so
+  // the plan had chosen it over the direct conv's 2.4 ms).
+  void note_row_major(size_t i, std::optional<double> row_major) {
+    if (!row_major || groups_[i].outputs.size() != 1) return;
+    double& conversion = measured_conversion_[groups_[i].outputs[0]];
+    conversion = std::max(conversion, *row_major - costs_[i].seconds);
   }
 
   // One module for the generated candidates among `candidates` (nullptr when none).
@@ -524,8 +554,9 @@ class Orchestrator {
   std::vector<PartProblem> problems_;
   std::vector<KernelCost> costs_;
   std::vector<bool> either_layout_;  // per candidate: a non-linear kernel that works in either layout
+  std::vector<bool> native_linear_;  // per candidate: a linear kernel that works in native layouts
   std::vector<std::optional<double>> native_costs_;  // oneDNN candidates: measured with native inputs
-  std::map<ValueId, double> measured_conversion_;    // value -> the most a oneDNN reader spent converting it
+  std::map<ValueId, double> measured_conversion_;    // value -> the most a oneDNN reader or writer spent converting it
   std::unique_ptr<cost::CostModel> cost_model_;
 };
 

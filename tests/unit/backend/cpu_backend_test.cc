@@ -25,7 +25,8 @@ TEST(CpuBackend, CandidateRulesAreComplete) {
   EXPECT_EQ(cpu.name(), "cpu");
   const orchestration::CandidateRules rules = cpu.candidate_rules();
   EXPECT_TRUE(rules.fusion.can_fuse && rules.fusion.is_linear && rules.can_generate && rules.linear_supported &&
-              rules.linear_variants && rules.library_sets && rules.takes_native_layouts);
+              rules.linear_variants && rules.library_sets && rules.takes_native_layouts &&
+              rules.linear_keeps_native_layouts);
 }
 
 // Relu -> Add -> Tanh as one generated kernel (built into a module, loaded,

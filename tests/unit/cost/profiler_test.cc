@@ -49,6 +49,22 @@ TEST(CostProfiler, TimesAConvWithItsRealWeights) {
   EXPECT_TRUE(std::isfinite(seconds));
 }
 
+// A oneDNN conv is timed writing its native output unless native_outputs
+// is off (what a row-major reader of it costs); only the former switches
+// the kernel to it.
+TEST(CostProfiler, TimesNativeOutputsOnlyWhenAsked) {
+  GraphBuilder b;
+  ValueId x = b.input("x", {1, 8, 16, 16});
+  Graph graph = b.finish(b.op("Conv", {x, b.constant({16, 8, 3, 3})}, attrs({{"pads", std::vector<int64_t>{1, 1, 1, 1}}})));
+  runtime::KernelGroup group = runtime::make_group(graph, {0});
+  std::unique_ptr<runtime::Kernel> kernel = runtime::make_cpu_kernel(graph, group);
+  ASSERT_TRUE(has_native_outputs(*kernel, group));
+  EXPECT_GT(time_kernel(*kernel, graph, group, quick_profile(), TimedLayouts{.native_outputs = false}), 0);
+  EXPECT_TRUE(has_native_outputs(*kernel, group)) << "timed row-major, still free to write natively";
+  EXPECT_GT(time_kernel(*kernel, graph, group, quick_profile()), 0);
+  EXPECT_FALSE(has_native_outputs(*kernel, group)) << "timed native: it writes natively now";
+}
+
 TEST(CostProfiler, TimesAKernelWithIntegerInputs) {
   // Gather with a non-constant index input: the profiler feeds zeros, a
   // valid index whatever the axis length.

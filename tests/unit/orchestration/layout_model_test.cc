@@ -44,18 +44,28 @@ TEST(LayoutModel, AvailableTensorIsRowMajorItsNativeFormCostsAReorder) {
   EXPECT_NEAR(solution.cost, 3.4, 1e-9);
 }
 
-TEST(LayoutModel, NativelyWrittenAvailableTensorIsFreeInNativeForm) {
-  // The caller prices the available tensor's reorder at zero when an earlier
-  // part's oneDNN kernel writes it; y is read by a later part (either form).
-  BlpProblem problem = conv_problem(3.0, 3.4);
+TEST(LayoutModel, NativelyWrittenAvailableTensorIsFreeInNativeFormAndCostsAReorderRowMajor) {
+  // x was written natively by an earlier part's oneDNN kernel; y is read by
+  // a later part (either form).
+  BlpProblem problem = conv_problem(3.5, 3.4);
   const LayoutExtension layouts = add_native_layouts(problem, {KernelLayout::Native, KernelLayout::RowMajor}, [](int) { return 0.8; }, {false, false});
-  for (size_t r = 0; r < layouts.reorder_tensors.size(); ++r) {
-    if (layouts.of_available[r]) problem.kernels[layouts.real_kernels + r].cost = 0.0;
-  }
+  ASSERT_TRUE(layouts.of_available[0]);
+  start_available_in(problem, layouts, 0, true);
+  const int native_x = problem.kernels[layouts.real_kernels].inputs[0];
+  EXPECT_EQ(problem.available, (std::vector<int>{native_x}));
+  EXPECT_EQ(problem.kernels[layouts.real_kernels].outputs, (std::vector<int>{0}));
+  // The direct conv now pays x's conversion: 3.4 + 0.8 against 3.5.
   BlpSolution solution = solve(problem);
   ASSERT_TRUE(solution.feasible);
-  EXPECT_NEAR(solution.cost, 3.0, 1e-9);
-  EXPECT_TRUE(std::find(solution.chosen.begin(), solution.chosen.end(), size_t(0)) != solution.chosen.end());
+  EXPECT_NEAR(solution.cost, 3.5, 1e-9);
+  EXPECT_EQ(solution.chosen, (std::vector<size_t>{0}));
+  // Back to row-major (the earlier part wrote x row-major after all): the direct conv, free.
+  start_available_in(problem, layouts, 0, false);
+  EXPECT_EQ(problem.available, (std::vector<int>{0}));
+  solution = solve(problem);
+  ASSERT_TRUE(solution.feasible);
+  EXPECT_NEAR(solution.cost, 3.4, 1e-9);
+  EXPECT_EQ(solution.chosen, (std::vector<size_t>{1}));
 }
 
 // x(0) -> A -> a(1) -> concat -> c(2) -> B -> y(3), y a graph output; the

@@ -156,6 +156,30 @@ TEST(LinearKernel, MatMulFoldsBatchIntoRows) {
   }
 }
 
+// What the plan is told about a linear group's default kernel
+// (linear_keeps_native_layouts) is what the built kernel does: a conv and
+// ConvTranspose as one matmul offer native layouts; a matrix product and
+// GEMM + col2im are row-major.
+TEST(LinearKernel, KeepsNativeLayoutsAsItsKernelDoes) {
+  using ints = std::vector<int64_t>;
+  const std::vector<std::pair<Graph, bool>> cases = {
+      {conv_graph({1, 8, 12, 12}, {16, 8, 3, 3}, attrs({{"pads", ints{1, 1, 1, 1}}})), true},
+      {conv_graph({1, 1, 16, 16}, {8, 1, 5, 5}, attrs({{"pads", ints{2, 2, 2, 2}}})), true},
+      {matmul_graph({1, 32, 64}, {64, 48}), false},
+      {deconv_graph({1, 8, 6, 6}, {8, 4, 4, 4}, attrs({{"strides", ints{2, 2}}, {"pads", ints{1, 1, 1, 1}}}), 4), false},
+      {deconv_graph({1, 8, 6, 6}, {8, 16, 2, 2}, attrs({{"strides", ints{2, 2}}}), 16), true},
+  };
+  for (const auto& [g, native] : cases) {
+    const KernelGroup group = make_group(g, {0});
+    EXPECT_EQ(cpu::linear_keeps_native_layouts(g, group), native) << g.nodes()[0].op;
+    std::unique_ptr<Kernel> kernel = cpu::make_linear_kernel(g, group);
+    ASSERT_TRUE(kernel);
+    bool offers = kernel->native_output_layout(0).has_value();
+    for (size_t i = 0; i < group.inputs.size(); ++i) offers = offers || kernel->native_input_layout(i).has_value();
+    EXPECT_EQ(offers, native) << kernel->implementation();
+  }
+}
+
 TEST(LinearKernel, ConvBiasAddThenRelu) {
   for (Shape bias_shape : {Shape{8, 1, 1}, Shape{1, 8, 1, 1}}) {
     for (bool swapped : {false, true}) {

@@ -277,14 +277,16 @@ class ConvTransposeGemmKernel : public Kernel {
 
 }  // namespace
 
+bool conv_transpose_gemm_applies(const Graph& graph, const LinearSpec& spec) {
+  const LinearAnchor& a = spec.anchor;
+  if (a.kind != LinearKind::ConvTranspose || a.src.size() < 3 || a.src.size() > 5) return false;
+  if (!graph.value(a.w).is_constant() || graph.type(a.x).dtype != DType::Float32) return false;
+  return std::all_of(spec.epilogues.begin(), spec.epilogues.end(), epilogue_supported);
+}
+
 std::unique_ptr<Kernel> make_conv_transpose_gemm_kernel(const Graph& graph, const KernelGroup& group,
                                                         const LinearSpec& spec) {
-  const LinearAnchor& a = spec.anchor;
-  if (a.kind != LinearKind::ConvTranspose || a.src.size() < 3 || a.src.size() > 5) return nullptr;
-  if (!graph.value(a.w).is_constant() || graph.type(a.x).dtype != DType::Float32) return nullptr;
-  for (const onednn::Epilogue& e : spec.epilogues) {
-    if (!epilogue_supported(e)) return nullptr;
-  }
+  if (!conv_transpose_gemm_applies(graph, spec)) return nullptr;
   return std::make_unique<ConvTransposeGemmKernel>(graph, group, spec);
 }
 

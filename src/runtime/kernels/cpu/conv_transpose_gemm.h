@@ -14,6 +14,8 @@ namespace orchid::runtime::cpu {
 // nullptr for any other group (runtime weights, an eltwise it lacks).
 std::unique_ptr<Kernel> make_conv_transpose_gemm_kernel(const Graph& graph, const KernelGroup& group,
                                                         const onednn::LinearSpec& spec);
+// Whether make_conv_transpose_gemm_kernel takes the group.
+bool conv_transpose_gemm_applies(const Graph& graph, const onednn::LinearSpec& spec);
 
 // Whether the GEMM kernel is the faster one for this ConvTranspose problem
 // (the rule derived from the measurements at the top of the .cc).

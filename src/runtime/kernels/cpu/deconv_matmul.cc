@@ -213,4 +213,8 @@ std::unique_ptr<Kernel> make_deconv_matmul_kernel(const Graph& graph, const Kern
   }
 }
 
+bool deconv_matmul_applies(const Graph& graph, const onednn::LinearSpec& spec) {
+  return geometry(graph, spec).has_value();
+}
+
 }  // namespace orchid::runtime::cpu

@@ -14,5 +14,8 @@ namespace orchid::runtime::cpu {
 // and bias / eltwise epilogues; nullptr for any other group.
 std::unique_ptr<Kernel> make_deconv_matmul_kernel(const Graph& graph, const KernelGroup& group,
                                                   const onednn::LinearSpec& spec);
+// Whether the group has that form (make_deconv_matmul_kernel builds it unless
+// oneDNN has no matmul for it).
+bool deconv_matmul_applies(const Graph& graph, const onednn::LinearSpec& spec);
 
 }  // namespace orchid::runtime::cpu

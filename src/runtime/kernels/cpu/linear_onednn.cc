@@ -56,6 +56,15 @@ std::vector<std::string> linear_variants(const Graph& graph, const KernelGroup& 
   return {};
 }
 
+bool linear_keeps_native_layouts(const Graph& graph, const KernelGroup& group) {
+  std::optional<onednn::LinearSpec> spec = onednn::analyze_group(graph, group);
+  if (!spec || spec->anchor.kind == onednn::LinearKind::MatMul) return false;
+  if (spec->anchor.kind == onednn::LinearKind::ConvTranspose && !deconv_matmul_applies(graph, *spec)) {
+    return !(conv_transpose_gemm_preferred(*spec) && conv_transpose_gemm_applies(graph, *spec));
+  }
+  return true;
+}
+
 bool linear_group_supported(const Graph& graph, const KernelGroup& group) {
   return onednn::analyze_group(graph, group).has_value();
 }

@@ -62,6 +62,12 @@ std::unique_ptr<Kernel> make_reference_kernel(const Graph& graph, const KernelGr
 // (direct_conv.h).
 std::vector<std::string> linear_variants(const Graph& graph, const KernelGroup& group);
 
+// Whether the default kernel of a linear group (make_linear_kernel's)
+// reads and writes oneDNN's native layouts (runtime/kernel.h): a oneDNN
+// convolution or deconvolution, ConvTranspose as one channels-last matmul;
+// not a matrix product, nor ConvTranspose as GEMM + col2im (row-major).
+bool linear_keeps_native_layouts(const Graph& graph, const KernelGroup& group);
+
 // Whether make_linear_kernel can absorb `next` (a node consuming the current
 // output of `group`, the group's only consumer of it) as a post-op of the
 // group's linear anchor: per-channel bias Add, elementwise activations,
