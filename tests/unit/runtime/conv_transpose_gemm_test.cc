@@ -98,10 +98,12 @@ std::vector<Graph> forms() {
                    attrs({{"group", int64_t(3)}, {"dilations", ints{2, 1}}, {"pads", ints{0, 1, 2, 0}}}), 6),
       deconv_graph({1, 8, 5, 5}, {8, 1, 3, 3},
                    attrs({{"group", int64_t(8)}, {"strides", ints{2, 2}}, {"dilations", ints{2, 3}}}), 8),
-      // Column phases longer than a vector, of unequal lengths (41 outputs: 21 and 20), stride 4 with
-      // phases of 10 and 9 elements.
+      // Column phases at least a vector long (gathered, then interleaved), of unequal lengths: 41
+      // outputs as 21 + 20, 61 as 21 + 20 + 20; and stride 4 with phases of 9 and 8 (scattered adds).
       deconv_graph({1, 3, 3, 20}, {3, 4, 4, 4},
                    attrs({{"strides", ints{2, 2}}, {"pads", ints{1, 1, 1, 1}}, {"output_padding", ints{0, 1}}}), 4),
+      deconv_graph({1, 2, 3, 20}, {2, 3, 3, 5},
+                   attrs({{"strides", ints{2, 3}}, {"pads", ints{1, 1, 0, 2}}, {"output_padding", ints{0, 2}}}), 3),
       deconv_graph({1, 2, 2, 9}, {2, 3, 3, 5}, attrs({{"strides", ints{1, 4}}, {"pads", ints{0, 2, 0, 1}}}), 3),
       // Stride larger than the kernel (gaps), k=2 s=2 upsampling.
       deconv_graph({1, 3, 4, 4}, {3, 2, 2, 2}, attrs({{"strides", ints{3, 3}}}), 2),
