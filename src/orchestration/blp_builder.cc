@@ -157,18 +157,42 @@ void add_node_covers(const Graph& graph, const CandidateSet& set, const PartFact
   }
 }
 
+// Per value: whether a candidate of another part than its producer's reads
+// it in a native layout (a oneDNN conv, a kernel that works in either).
+std::vector<bool> read_natively_elsewhere(const Graph& graph, const CandidateSet& set,
+                                          const std::vector<runtime::KernelGroup>& groups,
+                                          const std::vector<KernelLayout>& layouts, const PartFacts& facts) {
+  std::vector<bool> native(graph.num_values(), false);
+  for (size_t i = 0; i < set.candidates.size(); ++i) {
+    if (layouts[i] == KernelLayout::RowMajor) continue;
+    for (ValueId id : groups[i].inputs) {
+      if (facts.producer_part[size_t(id)] != kNoNode && facts.producer_part[size_t(id)] != set.candidates[i].part) {
+        native[size_t(id)] = true;
+      }
+    }
+  }
+  return native;
+}
+
+// A tensor that a later part reads may be left in either form, unless it
+// is a graph output or no later reader could take it natively: then it is
+// required row-major here, so this part pays its conversion (parts are
+// solved in turn; FSRCNN's last conv, read only by the row-major GEMM +
+// col2im deconvolution, was left native for the next part to convert at
+// 2 ms, where a direct conv writing row-major took 1.2).
 void add_layouts(const Graph& graph, const std::vector<KernelLayout>& layouts, const std::map<ValueId, int>& ids,
-                 PartProblem& part) {
+                 const std::vector<bool>& read_natively_elsewhere, PartProblem& part) {
   part.value_of.assign(ids.size(), kNoValue);
   for (const auto& [value, id] : ids) part.value_of[size_t(id)] = value;
   std::vector<KernelLayout> kernel_layouts;
   for (size_t i : part.candidates) kernel_layouts.push_back(layouts[i]);
   kernel_layouts.resize(kernel_layouts.size() + part.aliases.size(), KernelLayout::Either);
-  std::vector<bool> graph_output(ids.size(), false);
+  std::vector<bool> row_major(ids.size(), false);
+  for (const auto& [value, id] : ids) row_major[size_t(id)] = !read_natively_elsewhere[size_t(value)];
   for (ValueId id : graph.outputs()) {
-    if (auto it = ids.find(id); it != ids.end()) graph_output[size_t(it->second)] = true;
+    if (auto it = ids.find(id); it != ids.end()) row_major[size_t(it->second)] = true;
   }
-  part.layouts = add_native_layouts(part.problem, kernel_layouts, [](int) { return 0.0; }, graph_output);
+  part.layouts = add_native_layouts(part.problem, kernel_layouts, [](int) { return 0.0; }, row_major);
 }
 
 }  // namespace
@@ -224,7 +248,8 @@ std::vector<PartProblem> build_part_problems(const Graph& graph, const Candidate
   }
   for (size_t p = 0; p < problems.size(); ++p) problems[p].problem.num_tensors = int(tensor_ids[p].size());
   if (node_covers) add_node_covers(graph, set, facts, alternatives, active, problems);
-  for (size_t p = 0; p < problems.size(); ++p) add_layouts(graph, layouts, tensor_ids[p], problems[p]);
+  const std::vector<bool> native_readers = read_natively_elsewhere(graph, set, groups, layouts, facts);
+  for (size_t p = 0; p < problems.size(); ++p) add_layouts(graph, layouts, tensor_ids[p], native_readers, problems[p]);
   return problems;
 }
 

@@ -52,7 +52,7 @@ struct LayoutExtension {
 
 // `layouts[k]`: where kernel k keeps its tensors; `reorder_cost(t)`: the
 // cost of converting row-major tensor t one way; `must_be_row_major[t]`: t is
-// a graph output.
+// a graph output, or a tensor no later part reads natively (required row-major).
 LayoutExtension add_native_layouts(BlpProblem& problem, const std::vector<KernelLayout>& layouts,
                                    const std::function<double(int)>& reorder_cost,
                                    const std::vector<bool>& must_be_row_major);

@@ -73,6 +73,39 @@ TEST(BlpBuilder, ProblemOfAChainAsText) {
             "cut\n then 0 3\ncut\n then 1 3 4\ncut\n then 2 4\n");
 }
 
+// x -> MatMul -> y | -> Exp -> output, the cut between two parts: the
+// MatMul's part may leave y in either form only when a candidate of the
+// later part reads it natively; with row-major readers only, y is required
+// row-major there (the later part would convert it otherwise, unpriced here).
+TEST(BlpBuilder, ATensorNoLaterPartReadsNativelyIsRequiredRowMajor) {
+  GraphBuilder b;
+  const ValueId x = b.input("x", {4, 8});
+  const Graph graph = b.finish(b.op("Exp", {b.op("MatMul", {x, b.constant({8, 8})})}));
+  CandidateSet set;
+  set.clusters.members = {{0}, {1}};
+  set.clusters.cluster_of = {0, 1};
+  set.parts = {Part{0, 1}, Part{1, 2}};
+  set.candidates = {{{0}, CandidateKind::Linear, 0}, {{0}, CandidateKind::Linear, 0, "direct"},
+                    {{1}, CandidateKind::Generated, 1}};
+  std::vector<runtime::KernelGroup> groups;
+  for (const Candidate& candidate : set.candidates) groups.push_back(runtime::make_group(graph, candidate.nodes));
+  for (const KernelLayout reader : {KernelLayout::RowMajor, KernelLayout::Either}) {
+    const std::vector<PartProblem> parts =
+        build_part_problems(graph, set, groups, {KernelLayout::Native, KernelLayout::RowMajor, reader}, {}, false);
+    ASSERT_EQ(parts.size(), 2u);
+    const BlpProblem& first = parts[0].problem;  // tensor 0: y, 1: x; their native twins 2 and 3
+    if (reader == KernelLayout::RowMajor) {
+      EXPECT_EQ(first.required, (std::vector<int>{0}));
+      EXPECT_TRUE(first.cuts.empty());
+    } else {
+      EXPECT_TRUE(first.required.empty());
+      // y's writers in either form: the direct MatMul, the native one and the two reorders.
+      ASSERT_EQ(first.cuts.size(), 1u);
+      EXPECT_EQ(first.cuts[0].one_of.size(), 4u);
+    }
+  }
+}
+
 // A random graph of elementwise nodes on one shape; each node picked for an
 // alternative gets a derived form of one or two nodes, inserted before it,
 // that reads some of the values the original reads.
