@@ -37,10 +37,22 @@ CostModel::CostModel(const CostModelOptions& options)
   model_->calibrate(cache_->records(machine_));
 }
 
-std::optional<double> CostModel::cached(const Graph& graph, const runtime::KernelGroup& group) const {
-  std::optional<CostRecord> record = cache_->lookup(kernel_key(graph, group), machine_);
+std::optional<double> CostModel::cached_at(const std::string& key) const {
+  std::optional<CostRecord> record = cache_->lookup(key, machine_);
   if (!record) return std::nullopt;
   return record->seconds;
+}
+
+// The raw (uncalibrated) estimate is stored so later runs can calibrate
+// against it whatever the scale was when this kernel was measured.
+double CostModel::store_at(const std::string& key, const Graph& graph, const runtime::KernelGroup& group,
+                           double seconds, KernelClass kind) {
+  cache_->store(key, machine_, CostRecord{seconds, model_->raw_estimate(graph, group), kind});
+  return seconds;
+}
+
+std::optional<double> CostModel::cached(const Graph& graph, const runtime::KernelGroup& group) const {
+  return cached_at(kernel_key(graph, group));
 }
 
 double CostModel::estimate(const Graph& graph, const runtime::KernelGroup& group, KernelClass kind) const {
@@ -49,41 +61,31 @@ double CostModel::estimate(const Graph& graph, const runtime::KernelGroup& group
 
 double CostModel::measure(runtime::Kernel& kernel, const Graph& graph, const runtime::KernelGroup& group,
                           KernelClass kind) {
-  const double seconds = time_kernel(kernel, graph, group, profile_);
-  // The raw (uncalibrated) estimate is stored so later runs can calibrate
-  // against it whatever the scale was when this kernel was measured.
-  cache_->store(kernel_key(graph, group), machine_, CostRecord{seconds, model_->raw_estimate(graph, group), kind});
-  return seconds;
+  return store_at(kernel_key(graph, group), graph, group, time_kernel(kernel, graph, group, profile_), kind);
 }
 
 std::optional<double> CostModel::cached_native(const Graph& graph, const runtime::KernelGroup& group) const {
-  std::optional<CostRecord> record = cache_->lookup(native_key(graph, group), machine_);
-  if (!record) return std::nullopt;
-  return record->seconds;
+  return cached_at(native_key(graph, group));
 }
 
 double CostModel::measure_native(runtime::Kernel& kernel, const Graph& graph, const runtime::KernelGroup& group,
                                  KernelClass kind) {
   const double seconds = time_kernel(kernel, graph, group, profile_, TimedLayouts{.native_inputs = true});
-  store_native(graph, group, seconds, kind);
-  return seconds;
+  return store_at(native_key(graph, group), graph, group, seconds, kind);
 }
 
 void CostModel::store_native(const Graph& graph, const runtime::KernelGroup& group, double seconds, KernelClass kind) {
-  cache_->store(native_key(graph, group), machine_, CostRecord{seconds, model_->raw_estimate(graph, group), kind});
+  store_at(native_key(graph, group), graph, group, seconds, kind);
 }
 
 std::optional<double> CostModel::cached_row_major(const Graph& graph, const runtime::KernelGroup& group) const {
-  std::optional<CostRecord> record = cache_->lookup(row_major_key(graph, group), machine_);
-  if (!record) return std::nullopt;
-  return record->seconds;
+  return cached_at(row_major_key(graph, group));
 }
 
 double CostModel::measure_row_major(runtime::Kernel& kernel, const Graph& graph, const runtime::KernelGroup& group,
                                     KernelClass kind) {
   const double seconds = time_kernel(kernel, graph, group, profile_, TimedLayouts{.native_outputs = false});
-  cache_->store(row_major_key(graph, group), machine_, CostRecord{seconds, model_->raw_estimate(graph, group), kind});
-  return seconds;
+  return store_at(row_major_key(graph, group), graph, group, seconds, kind);
 }
 
 void CostModel::recalibrate() { model_->calibrate(cache_->records(machine_)); }

@@ -57,6 +57,12 @@ class CostModel {
   CostCache& cache() { return *cache_; }
 
  private:
+  // The cached seconds under `key`; a timing stored under it with the
+  // group's raw estimate.
+  std::optional<double> cached_at(const std::string& key) const;
+  double store_at(const std::string& key, const Graph& graph, const runtime::KernelGroup& group, double seconds,
+                  KernelClass kind);
+
   std::unique_ptr<CostCache> cache_;
   std::string machine_;
   MachinePeaks peaks_;

@@ -189,19 +189,15 @@ class ConvTransposeGemmKernel : public Kernel {
       add_taps_scattered(taps, ld, c, r, dst);
       return;
     }
-    const int64_t od = r / out_[1], oh = r % out_[1];
     const int64_t width = phase_width(), count = int64_t(width_phases_.size());
     for (int64_t p = 0; p < count; ++p) {
       float* acc = phases + p * width;
       std::fill(acc, acc + width, epilogue_.bias(c));
-      for (const Tap& d : landing_[0][size_t(od)]) {
-        for (const Tap& h : landing_[1][size_t(oh)]) {
-          const float* src = taps + (d.k * k_[1] + h.k) * k_[2] * ld + (d.i * in_[1] + h.i) * in_[2];
-          for (const PhaseTap& t : width_phases_[size_t(p)]) {
-            add_contiguous(src + t.k * ld + t.first + t.shift, acc + t.first, t.last - t.first);
-          }
+      for_landing_rows(taps, ld, r, [&](const float* src) {
+        for (const PhaseTap& t : width_phases_[size_t(p)]) {
+          add_contiguous(src + t.k * ld + t.first + t.shift, acc + t.first, t.last - t.first);
         }
-      }
+      });
     }
     simd::interleave_phases(phases, width, out_[2], count, dst);
   }
@@ -211,13 +207,22 @@ class ConvTransposeGemmKernel : public Kernel {
   // added along the width into every s-th output.
   void add_taps_scattered(const float* taps, int64_t ld, int64_t c, int64_t r, float* dst) const {
     std::fill(dst, dst + out_[2], epilogue_.bias(c));
+    for_landing_rows(taps, ld, r, [&](const float* src) {
+      for (const WidthSpan& span : width_spans_) {
+        add_strided(src + span.k * ld + span.first_input, dst + span.first_output, span.count);
+      }
+    });
+  }
+
+  // add(src) for each (depth, height) tap whose input row lands on output
+  // row r, src its input row's columns for kernel column 0 (the others ld
+  // apart).
+  template <typename Add>
+  void for_landing_rows(const float* taps, int64_t ld, int64_t r, Add&& add) const {
     const int64_t od = r / out_[1], oh = r % out_[1];
     for (const Tap& d : landing_[0][size_t(od)]) {
       for (const Tap& h : landing_[1][size_t(oh)]) {
-        const float* src = taps + (d.k * k_[1] + h.k) * k_[2] * ld + (d.i * in_[1] + h.i) * in_[2];
-        for (const WidthSpan& span : width_spans_) {
-          add_strided(src + span.k * ld + span.first_input, dst + span.first_output, span.count);
-        }
+        add(taps + (d.k * k_[1] + h.k) * k_[2] * ld + (d.i * in_[1] + h.i) * in_[2]);
       }
     }
   }
