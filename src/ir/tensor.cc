@@ -35,17 +35,36 @@ std::string TensorType::to_string() const {
   return std::string(dtype_name(dtype)) + "[" + shape_to_string(shape) + "]";
 }
 
-Tensor::Tensor(DType dtype, Shape shape) : type_{dtype, std::move(shape)} {
-  for (int64_t d : type_.shape) {
-    if (d < 0) ORCHID_FAIL() << "negative dimension in tensor shape " << shape_to_string(type_.shape);
-  }
-  size_t bytes = nbytes();
-  // 64-byte aligned, zeroed; at least one byte so empty tensors are defined.
-  size_t padded = ((bytes + 63) / 64) * 64 + 64;
+namespace {
+
+// 64-byte aligned storage for `bytes`, at least one byte so empty tensors
+// are defined; zeroed or not.
+std::shared_ptr<std::byte[]> allocate_storage(size_t bytes, bool zeroed) {
+  const size_t padded = ((bytes + 63) / 64) * 64 + 64;
   auto* memory = static_cast<std::byte*>(::operator new[](padded, std::align_val_t(64)));
-  std::memset(memory, 0, padded);
-  storage_ = std::shared_ptr<std::byte[]>(
-      memory, [](std::byte* p) { ::operator delete[](p, std::align_val_t(64)); });
+  if (zeroed) std::memset(memory, 0, padded);
+  return std::shared_ptr<std::byte[]>(memory, [](std::byte* p) { ::operator delete[](p, std::align_val_t(64)); });
+}
+
+void check_dimensions(const Shape& shape) {
+  for (int64_t d : shape) {
+    if (d < 0) ORCHID_FAIL() << "negative dimension in tensor shape " << shape_to_string(shape);
+  }
+}
+
+}  // namespace
+
+Tensor::Tensor(DType dtype, Shape shape) : type_{dtype, std::move(shape)} {
+  check_dimensions(type_.shape);
+  storage_ = allocate_storage(nbytes(), true);
+}
+
+Tensor Tensor::uninitialized(const TensorType& type) {
+  check_dimensions(type.shape);
+  Tensor tensor;
+  tensor.type_ = type;
+  tensor.storage_ = allocate_storage(type.nbytes(), false);
+  return tensor;
 }
 
 Tensor Tensor::scalar_i64(int64_t value) {
@@ -83,7 +102,7 @@ Tensor Tensor::borrow(const TensorType& type, void* data, std::shared_ptr<void> 
 
 Tensor Tensor::clone() const {
   if (!defined()) return {};
-  Tensor copy(type_);
+  Tensor copy = uninitialized(type_);
   std::memcpy(copy.raw(), raw(), nbytes());
   return copy;
 }

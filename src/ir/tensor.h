@@ -36,6 +36,11 @@ class Tensor {
   // Zero-initialized tensor.
   Tensor(DType dtype, Shape shape);
   explicit Tensor(const TensorType& type) : Tensor(type.dtype, type.shape) {}
+  // A tensor whose contents are unspecified until written: for buffers that
+  // are about to be overwritten whole (a program's outputs, a copy), where
+  // zeroing would cost a pass over the memory (2.4 ms of a 21 ms conv with a
+  // 22 MB output).
+  static Tensor uninitialized(const TensorType& type);
 
   template <typename T>
   static Tensor from_vector(DType dtype, Shape shape, const std::vector<T>& values);

@@ -130,7 +130,8 @@ void* Executable::buffer_of(ValueId id, const std::vector<Tensor>& outputs,
 
 std::vector<Tensor> Executable::run(const std::map<std::string, Tensor>& feeds, std::vector<double>* kernel_seconds) {
   std::vector<Tensor> outputs;
-  for (ValueId id : program_.graph.outputs()) outputs.emplace_back(program_.graph.type(id));
+  // Every output is written whole (by its kernel, or copied below).
+  for (ValueId id : program_.graph.outputs()) outputs.push_back(Tensor::uninitialized(program_.graph.type(id)));
   run_into(feeds, outputs, kernel_seconds);
   return outputs;
 }

@@ -111,6 +111,15 @@ std::vector<Graph> forms() {
       // FSRCNN-like: k9 s3 p4 with output_padding.
       deconv_graph({1, 7, 6, 6}, {7, 1, 9, 9},
                    attrs({{"strides", ints{3, 3}}, {"pads", ints{4, 4, 4, 4}}, {"output_padding", ints{2, 2}}}), 1),
+      // Columns several times the band budget: by bands of input rows (FSRCNN's 56 -> 1 at 256x256
+      // went this way); and with groups, dilation and a height stride larger than the kernel, so
+      // that some output rows get no tap.
+      deconv_graph({1, 4, 160, 96}, {4, 1, 9, 9},
+                   attrs({{"strides", ints{3, 3}}, {"pads", ints{4, 4, 4, 4}}, {"output_padding", ints{2, 2}}}), 1),
+      deconv_graph({1, 6, 400, 256}, {6, 2, 2, 3},
+                   attrs({{"group", int64_t(2)}, {"strides", ints{3, 2}}, {"dilations", ints{1, 2}},
+                          {"pads", ints{0, 1, 1, 0}}}),
+                   4),
       // output_shape, 1-D and 3-D.
       deconv_graph({1, 4, 5, 5}, {4, 2, 3, 3}, attrs({{"strides", ints{2, 2}}, {"output_shape", ints{10, 10}}}), 2),
       deconv_graph({1, 3, 7}, {3, 5, 4}, attrs({{"strides", ints{3}}, {"pads", ints{1, 2}}}), 5),
@@ -166,6 +175,17 @@ TEST(ConvTransposeGemm, ResidualEpilogue) {
   Builder b;
   ValueId v = b.op("ConvTranspose", {b.input("x", {2, 3, 4, 4}), b.constant({3, 2, 3, 3})});
   Graph g = b.finish(b.op("Relu", {b.op("Add", {v, b.input("r", {2, 2, 6, 6})})}));
+  expect_gemm_forced(g);
+  expect_gemm(g);
+}
+
+// By bands of input rows (columns over the band budget), with a residual
+// Add: its rows are read at the band's output rows.
+TEST(ConvTransposeGemm, BandedResidualEpilogue) {
+  Builder b;
+  ValueId v = b.op("ConvTranspose", {b.input("x", {1, 3, 170, 100}), b.constant({3, 2, 9, 9}), b.constant({2})},
+                   attrs({{"strides", ints{3, 3}}, {"pads", ints{4, 4, 4, 4}}}));
+  Graph g = b.finish(b.op("Relu", {b.op("Add", {v, b.input("r", {1, 2, 508, 298})})}));
   expect_gemm_forced(g);
   expect_gemm(g);
 }

@@ -138,6 +138,21 @@ TEST(DirectConv, DenseRandomShapes) {
   }
 }
 
+// 7, 14 and 21 output channels fill 7-row blocks of the register tile (6-
+// or 8-row ones would compute 24 rows for 21): wide rows (by bands, in
+// place) and narrow ones (whole planes), with an epilogue.
+TEST(DirectConv, DenseSevenRowBlocks) {
+  for (const auto& [x, m] : {std::pair<Shape, int64_t>{{1, 21, 5, 64}, 21}, {{1, 3, 9, 37}, 14}, {{2, 4, 6, 80}, 7}}) {
+    SCOPED_TRACE(shape_to_string(x) + " -> " + std::to_string(m));
+    GraphBuilder b;
+    ValueId v = b.op("Conv", {b.input("x", x), b.constant({m, x[1], 3, 3}), b.constant({m})},
+                     attrs({{"pads", ints{1, 1, 1, 1}}}));
+    const Shape out = {x[0], m, x[2], x[3]};
+    Graph g = b.finish(add_epilogue(b, v, 1, m, out));
+    expect_direct(g, "direct conv (implicit GEMM)");
+  }
+}
+
 TEST(DirectConv, ConvTransposeRandomShapes) {
   std::mt19937 rng(17);
   auto pick = [&](int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(rng); };

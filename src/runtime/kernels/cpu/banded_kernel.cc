@@ -49,7 +49,7 @@ inline Vec vfma(Vec acc, Vec a, Vec b) { return _mm512_fmadd_ps(a, b, acc); }
 constexpr int64_t kLanes = 8;
 typedef float Vec __attribute__((vector_size(32)));
 inline Vec vzero() { return Vec{}; }
-inline Vec vset1(float x) { return Vec{} + x; }
+inline Vec vset1(float x) { return x - Vec{}; }  // a broadcast (simd::splat)
 inline Vec vload(const float* p) {
   Vec v;
   std::memcpy(&v, p, sizeof v);

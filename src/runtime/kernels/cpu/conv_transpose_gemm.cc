@@ -5,6 +5,10 @@
 // channel and block of output rows (in parallel) the rows are set to the
 // bias, the taps whose input rows land on them are added along the width
 // (col2im), and the epilogues are applied while the rows are in cache.
+// A single image whose columns far exceed L2 (FSRCNN's last layer: 81 taps
+// x 256 x 256 inputs, 21 MB) goes by bands of input rows instead (run_banded):
+// each band's columns are computed next to the few rows before it that its
+// output rows still need, and the output rows they complete are written.
 //
 // oneDNN 2.6 deconvolution (jit:avx512_core) vs this kernel, float32, batch
 // 1, with the epilogue, `orchid bench --runs 30` per single-layer model, ms,
@@ -47,6 +51,10 @@ namespace {
 
 // GEMM columns below which dnnl_sgemm runs far from its peak.
 constexpr int64_t kMinGemmColumns = 256;
+// The columns a band of run_banded holds: three quarters of a core's L2 here
+// (FSRCNN's deconv at 2 threads: 6.1 ms with 512 KB, 4.0 with 1 MB, 3.7 with
+// 1.5 MB; at 1 thread 6.4-6.6 ms with 1 MB to 2 MB).
+constexpr int64_t kBandBytes = int64_t(1536) << 10;
 
 using onednn::LinearAnchor;
 using onednn::LinearKind;
@@ -78,6 +86,7 @@ class ConvTransposeGemmKernel : public Kernel {
     out_size_ = out_[0] * out_[1] * out_[2];
     x_input_ = int(input_slot(group, a.x));
     landing_taps();
+    plan_bands();
 
     // ONNX W [Cin, Cout_g, taps] -> per group Wt [Cout_g*taps, Cin_g].
     const std::vector<float> wv = onednn::constant_values(*graph.value(a.w).constant);
@@ -106,11 +115,15 @@ class ConvTransposeGemmKernel : public Kernel {
     const int64_t in_cache = (int64_t(128) << 10) / std::max<int64_t>(1, groups_ * rows * in_size_);
     const int64_t wide_enough = (kMinGemmColumns + in_size_ - 1) / in_size_;
     const int64_t images = std::clamp<int64_t>(std::max(in_cache, wide_enough), 1, batch_);
+    if (images == 1 && band_rows_ > 0) {
+      for (int64_t n = 0; n < batch_; ++n) run_banded(x, n, y);
+      return;
+    }
     for (int64_t n0 = 0; n0 < batch_; n0 += images) {
       const int64_t nb = std::min(images, batch_ - n0), ld = nb * in_size_;
       cols_.resize(size_t(groups_ * rows * ld));
       for (int64_t g = 0; g < groups_; ++g) multiply(x, n0, nb, g);
-      col2im(cols_.data(), ld, nb, n0, y);
+      col2im(cols_.data(), ld, nb, n0, 0, out_[0] * out_[1], 0, y);
     }
   }
 
@@ -146,26 +159,66 @@ class ConvTransposeGemmKernel : public Kernel {
     ORCHID_CHECK(status == dnnl_success) << "dnnl_sgemm failed: " << int(status);
   }
 
+  // Image n by bands of band_rows_ input rows (2-D, so input rows are the
+  // height's): cols_ holds input rows [keep, have) of every tap row, at most
+  // the rows one output row reads plus a band, so it stays in L2 between
+  // the GEMM that writes a band and the col2im that reads it (the whole 21
+  // MB of FSRCNN's columns went to memory and back: 12 ms for a 3 ms GEMM).
+  // After each band, the output rows whose every input row is in are written,
+  // and the rows the next output row reads are moved to the front.
+  void run_banded(const float* x, int64_t n, float* y) {
+    const int64_t rows = cout_g_ * taps_, width = in_[2], height = in_[1], out_rows = out_[1];
+    const int64_t ld = (band_rows_ + halo_rows_) * width;
+    cols_.resize(size_t(groups_ * rows * ld));
+    int64_t keep = 0, have = 0, done = 0;
+    while (done < out_rows) {
+      const int64_t first = std::min(first_input_row_[size_t(done)], have);
+      if (first > keep) {
+        for (int64_t row = 0; row < groups_ * rows; ++row) {
+          float* line = cols_.data() + row * ld;
+          std::memmove(line, line + (first - keep) * width, size_t((have - first) * width) * 4);
+        }
+        keep = first;
+      }
+      const int64_t next = std::min(height, have + band_rows_);
+      for (int64_t g = 0; g < groups_; ++g) {
+        const float* xg = x + (n * groups_ + g) * cin_g_ * in_size_ + have * width;
+        float* cols = cols_.data() + g * rows * ld + (have - keep) * width;
+        const dnnl_status_t status = dnnl_sgemm('N', 'N', rows, (next - have) * width, cin_g_, 1.f,
+                                                wt_.data() + g * rows * cin_g_, cin_g_, xg, in_size_, 0.f, cols, ld);
+        ORCHID_CHECK(status == dnnl_success) << "dnnl_sgemm failed: " << int(status);
+      }
+      have = next;
+      int64_t end = done;
+      while (end < out_rows && (have == height || last_input_row_[size_t(end)] < have)) ++end;
+      col2im(cols_.data(), ld, 1, n, done, end, keep, y);
+      done = end;
+    }
+  }
+
   // The chunk's images' outputs from their columns (cols, rows ld apart,
   // image j at column j in_size), in parallel over (channel, block of output
   // rows): about as many tasks as one row per channel. Each task walks the
   // images in turn, so it reads its channel's columns in order (image by
   // image, DCGAN's col2im missed the cache at every tap row: 3.3 ms of 16).
-  void col2im(const float* cols, int64_t ld, int64_t nb, int64_t n0, float* y) const {
+  // Output rows [r_begin, r_end) only, from columns that start at input
+  // row `row0` (of a 2-D input; 0 for whole images).
+  void col2im(const float* cols, int64_t ld, int64_t nb, int64_t n0, int64_t r_begin, int64_t r_end, int64_t row0,
+              float* y) const {
     const int64_t cout = cout_g_ * groups_;
-    const int64_t out_rows = out_[0] * out_[1];
+    const int64_t out_rows = r_end - r_begin;
     const int64_t block = std::max<int64_t>(1, out_rows * cout / 256);
     const int64_t blocks = (out_rows + block - 1) / block;
     const int64_t work = std::max<int64_t>(1, nb * block * out_[2] * std::max<int64_t>(1, taps_ / stride_[1] / stride_[0]));
     parallel_for(cout * blocks, std::max<int64_t>(1, 32768 / work), [&](int64_t begin, int64_t end) {
       std::vector<float> phases(width_phases_.size() * size_t(phase_width()));
       for (int64_t t = begin; t < end; ++t) {
-        const int64_t c = t / blocks, r0 = t % blocks * block, r1 = std::min(out_rows, r0 + block);
+        const int64_t c = t / blocks, r0 = r_begin + t % blocks * block, r1 = std::min(r_end, r0 + block);
         for (int64_t j = 0; j < nb; ++j) {
           const int64_t n = n0 + j;
           float* out = y + (n * cout + c) * out_size_;
           const float* taps = cols + j * in_size_ + c * taps_ * ld;  // groups are contiguous in cols
-          for (int64_t r = r0; r < r1; ++r) add_taps(taps, ld, c, r, phases.data(), out + r * out_[2]);
+          for (int64_t r = r0; r < r1; ++r) add_taps(taps, ld, row0, c, r, phases.data(), out + r * out_[2]);
           epilogue_.apply(out + r0 * out_[2], (n * cout + c) * out_size_ + r0 * out_[2], c, (r1 - r0) * out_[2]);
         }
       }
@@ -184,16 +237,16 @@ class ConvTransposeGemmKernel : public Kernel {
   // (outputs p, p + s, ...) is summed contiguously into its row of `phases`
   // (phase_width() apart), then the phases are interleaved into dst.
   // Scattered adds d[3 j] += src[j] had kept FSRCNN's col2im scalar.
-  void add_taps(const float* taps, int64_t ld, int64_t c, int64_t r, float* phases, float* dst) const {
+  void add_taps(const float* taps, int64_t ld, int64_t row0, int64_t c, int64_t r, float* phases, float* dst) const {
     if (width_phases_.empty()) {
-      add_taps_scattered(taps, ld, c, r, dst);
+      add_taps_scattered(taps, ld, row0, c, r, dst);
       return;
     }
     const int64_t width = phase_width(), count = int64_t(width_phases_.size());
     for (int64_t p = 0; p < count; ++p) {
       float* acc = phases + p * width;
       std::fill(acc, acc + width, epilogue_.bias(c));
-      for_landing_rows(taps, ld, r, [&](const float* src) {
+      for_landing_rows(taps, ld, row0, r, [&](const float* src) {
         for (const PhaseTap& t : width_phases_[size_t(p)]) {
           add_contiguous(src + t.k * ld + t.first + t.shift, acc + t.first, t.last - t.first);
         }
@@ -205,9 +258,9 @@ class ConvTransposeGemmKernel : public Kernel {
   // add_taps for rows whose phases are shorter than a vector (InfoGAN's 14
   // columns: the gathered form took 4.2 ms where this takes 3.7): each tap
   // added along the width into every s-th output.
-  void add_taps_scattered(const float* taps, int64_t ld, int64_t c, int64_t r, float* dst) const {
+  void add_taps_scattered(const float* taps, int64_t ld, int64_t row0, int64_t c, int64_t r, float* dst) const {
     std::fill(dst, dst + out_[2], epilogue_.bias(c));
-    for_landing_rows(taps, ld, r, [&](const float* src) {
+    for_landing_rows(taps, ld, row0, r, [&](const float* src) {
       for (const WidthSpan& span : width_spans_) {
         add_strided(src + span.k * ld + span.first_input, dst + span.first_output, span.count);
       }
@@ -216,13 +269,13 @@ class ConvTransposeGemmKernel : public Kernel {
 
   // add(src) for each (depth, height) tap whose input row lands on output
   // row r, src its input row's columns for kernel column 0 (the others ld
-  // apart).
+  // apart); the columns start at input row row0.
   template <typename Add>
-  void for_landing_rows(const float* taps, int64_t ld, int64_t r, Add&& add) const {
+  void for_landing_rows(const float* taps, int64_t ld, int64_t row0, int64_t r, Add&& add) const {
     const int64_t od = r / out_[1], oh = r % out_[1];
     for (const Tap& d : landing_[0][size_t(od)]) {
       for (const Tap& h : landing_[1][size_t(oh)]) {
-        add(taps + (d.k * k_[1] + h.k) * k_[2] * ld + (d.i * in_[1] + h.i) * in_[2]);
+        add(taps + (d.k * k_[1] + h.k) * k_[2] * ld + (d.i * in_[1] + h.i - row0) * in_[2]);
       }
     }
   }
@@ -281,6 +334,32 @@ class ConvTransposeGemmKernel : public Kernel {
     }
   }
 
+  // Bands for run_banded, where one image's columns are several times the
+  // budget and the input is 2-D (at least a few rows per band): per output
+  // row the first and last input rows that land on it, and the most rows
+  // one output row reads (kept between bands).
+  void plan_bands() {
+    const int64_t row_bytes = groups_ * cout_g_ * taps_ * in_[2] * 4;  // one input row's columns
+    if (in_[0] != 1 || row_bytes * in_[1] <= 4 * kBandBytes) return;
+    first_input_row_.assign(size_t(out_[1]), 0);
+    last_input_row_.assign(size_t(out_[1]), -1);
+    halo_rows_ = 1;
+    for (int64_t o = 0; o < out_[1]; ++o) {
+      const std::vector<Tap>& taps = landing_[1][size_t(o)];
+      if (taps.empty()) {  // no input row lands here: the row is the bias
+        first_input_row_[size_t(o)] = o > 0 ? first_input_row_[size_t(o - 1)] : 0;
+        last_input_row_[size_t(o)] = o > 0 ? last_input_row_[size_t(o - 1)] : -1;
+        continue;
+      }
+      int64_t lo = in_[1], hi = -1;
+      for (const Tap& t : taps) lo = std::min(lo, t.i), hi = std::max(hi, t.i);
+      first_input_row_[size_t(o)] = lo;
+      last_input_row_[size_t(o)] = hi;
+      halo_rows_ = std::max(halo_rows_, hi - lo + 1);
+    }
+    band_rows_ = std::max<int64_t>(kBandBytes / row_bytes - halo_rows_, 2);
+  }
+
   // The input index i along axis a with i s + k d - p == o, or -1.
   int64_t input_index(int64_t o, int64_t k, size_t a) const {
     const int64_t t = o + pad_[a] - k * dil_[a];
@@ -323,6 +402,10 @@ class ConvTransposeGemmKernel : public Kernel {
   std::vector<std::vector<Tap>> landing_[2];  // depth, height
   std::vector<WidthSpan> width_spans_;
   std::vector<std::vector<PhaseTap>> width_phases_;  // per column phase, or none: scattered adds
+  // Banded images (plan_bands): rows per band (0: whole images), the most
+  // input rows one output row reads, and per output row its first and last.
+  int64_t band_rows_ = 0, halo_rows_ = 0;
+  std::vector<int64_t> first_input_row_, last_input_row_;
   LinearEpilogue epilogue_;
 };
 

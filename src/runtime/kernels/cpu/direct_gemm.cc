@@ -28,6 +28,9 @@ PackedWeights::PackedWeights(const float* a, int64_t m, int64_t k, int64_t row_s
   if (block_rows == 8 || (block_rows == 0 && padded(m, 8) * 20 < padded(m, kRows) * 19)) {
     block_ = 8;  // asked for, or 8-row blocks waste 5% fewer rows
   }
+  if (block_rows == 0 && padded(m, 7) * 20 < std::min(padded(m, kRows), padded(m, block_)) * 19) {
+    block_ = 7;  // 7-row blocks waste 5% fewer rows than either (21 channels: 21, not 24)
+  }
   packed_.resize(size_t(padded(m, block_) * k));
   for (int64_t m0 = 0; m0 < m; m0 += block_) {
     const int64_t rows = std::min(block_, m - m0);
@@ -47,14 +50,16 @@ void PackedWeights::multiply(const float* const* b, int64_t cols, float* c, int6
     const float* a = packed_.data() + m * k_;
     if (block_ == 8) {
       multiply_block<8>(a, b, cols, c + m * ldc, ldc, rows, bias + m);
+    } else if (block_ == 7) {
+      multiply_block<7>(a, b, cols, c + m * ldc, ldc, rows, bias + m);
     } else {
       multiply_block<kRows>(a, b, cols, c + m * ldc, ldc, rows, bias + m);
     }
   }
 }
 
-// One block of R rows: tiles of 4 (R = 6) or 2 (R = 8) vectors, then single
-// vectors, then the tail.
+// One block of R rows: tiles of 4 (R = 6 or 7: 24 or 28 accumulators of the
+// 32 registers) or 2 (R = 8) vectors, then single vectors, then the tail.
 template <int R>
 void PackedWeights::multiply_block(const float* a, const float* const* b, int64_t cols, float* c, int64_t ldc,
                                    int64_t rows, const float* bias) const {

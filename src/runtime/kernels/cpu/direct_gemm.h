@@ -6,7 +6,8 @@
 // The tile is kRows rows of C by kCols columns (kRows x 4 vectors of
 // accumulators), or 8 rows by 32 columns (8 x 2 vectors) where C's rows
 // fill 8-row blocks with clearly less padding (16, 32 or 56 channels, say:
-// 6-row blocks would compute 18, 36 or 60). A is packed per block of rows
+// 6-row blocks would compute 18, 36 or 60), or 7 rows by kCols where 7-row
+// blocks pad less than both (21 channels). A is packed per block of rows
 // as [K][block rows], so each step of the sum broadcasts a block's
 // consecutive weights and loads the tile's vectors of one B row.
 #pragma once
@@ -25,13 +26,13 @@ class PackedWeights {
   // a: [m][k], row-major.
   PackedWeights(const float* a, int64_t m, int64_t k) : PackedWeights(a, m, k, k, 1) {}
   // A[row][i] = a[row * row_stride + i * column_stride] (row_stride 1: A is
-  // the transpose of a row-major [k][m]); block_rows 6 or 8, 0 to choose by
-  // the padding.
+  // the transpose of a row-major [k][m]); block_rows 6 or 8, 0 to choose
+  // (6, 7 or 8) by the padding.
   PackedWeights(const float* a, int64_t m, int64_t k, int64_t row_stride, int64_t column_stride,
                 int64_t block_rows = 0);
   int64_t rows() const { return m_; }
   int64_t depth() const { return k_; }
-  // Rows per packed block: 6 (kRows) or 8.
+  // Rows per packed block: 6 (kRows), 7 or 8.
   int64_t block_rows() const { return block_; }
 
   // C's rows [m0, m1) (m0 a multiple of block_rows()) at columns [0, cols) of
