@@ -26,6 +26,10 @@ namespace orchid::runtime::cpu::direct {
 
 namespace {
 
+// Outputs larger than this (twice the L2 of both cores here) are streamed
+// when nothing reads them back (ConvTransposeKernel::stream_).
+constexpr int64_t kStreamBytes = int64_t(8) << 20;
+
 int64_t floor_div(int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
 
 struct Phase {
@@ -71,6 +75,7 @@ class ConvTransposeKernel : public Kernel {
           run_task(planes, r0, std::min(r0 + task_rows_, phases_[0].rows), c0,
                    std::min(c0 + task_channels_, s_.cout), n, yn);
         }
+        if (stream_) simd::stream_fence();
       });
     }
   }
@@ -136,6 +141,7 @@ class ConvTransposeKernel : public Kernel {
       phase.weights = PackedWeights(a.data(), s_.cout, depth);
     }
     plan_tasks();
+    stream_ = epilogue_.only_bias() && s_.n * s_.cout * s_.oh * s_.ow * 4 > kStreamBytes;
   }
 
   // Tasks of task_rows_ phase rows (about 256 GEMM columns, at most ~256 KB
@@ -191,7 +197,7 @@ class ConvTransposeKernel : public Kernel {
   void interleave_row(const float* scratch, int64_t ld, int64_t c, int64_t ay, int64_t r, float* out) const {
     const int64_t count = column_phases();
     const float* first = scratch + (size_t(ay * count) * s_.cout + c) * ld + r * qw_;
-    simd::interleave_phases(first, s_.cout * ld, s_.ow, count, out);
+    simd::interleave_phases(first, s_.cout * ld, s_.ow, count, out, stream_);
   }
 
   ConvShape s_;
@@ -200,6 +206,10 @@ class ConvTransposeKernel : public Kernel {
   std::vector<Phase> phases_;
   int64_t qh_ = 0, qw_ = 0, top_ = 0, left_ = 0;
   bool pads_ = false;  // whether a tap reaches outside the input plane
+  // Whether output rows are streamed past the caches: outputs several times
+  // L2 that no epilogue reads back (GCN's last 21-channel 512x512 upsampling:
+  // reading each line before writing it was a quarter of the kernel).
+  bool stream_ = false;
   std::vector<float> padded_;
   int64_t task_rows_ = 1, row_tasks_ = 1, task_channels_ = kRows, channel_tasks_ = 1;
 };

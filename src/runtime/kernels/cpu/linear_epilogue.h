@@ -40,6 +40,8 @@ class LinearEpilogue {
   void apply_columns(float* y, int64_t offset, int64_t channel, int64_t n) const {
     apply_run(y, offset, channel, n, true);
   }
+  // Whether nothing follows the bias (apply does nothing).
+  bool only_bias() const { return tail_.empty(); }
   // Whether the kernel reads group input `input` at run time.
   bool reads_input(size_t input) const;
 

@@ -4,6 +4,8 @@
 // (the fuzz build).
 #pragma once
 
+#include <immintrin.h>
+
 #include <cstdint>
 #include <cstring>
 
@@ -41,9 +43,31 @@ inline float dot(const float* a, const float* b, int64_t n) {
   return s;
 }
 
-// out[2 j] = even[j], out[2 j + 1] = odd[j] for j < n, as vector shuffles.
-inline void interleave_pairs(const float* even, const float* odd, int64_t n, float* out) {
+// A store that bypasses the caches (p 64-byte aligned): for outputs far
+// larger than the cache that nothing reads back soon, it saves reading each
+// line before writing it. Ordered by the fence of the parallel region's end
+// (stream_fence) before other threads read the data.
+inline void store_stream(float* p, Vec v) {
+#ifdef __AVX512F__
+  _mm512_stream_ps(p, __m512(v));
+#else
+  store(p, v);
+#endif
+}
+inline void stream_fence() { _mm_sfence(); }
+
+// out[2 j] = even[j], out[2 j + 1] = odd[j] for j < n, as vector shuffles;
+// streamed (store_stream) if asked and out is 64-byte aligned.
+inline void interleave_pairs(const float* even, const float* odd, int64_t n, float* out, bool stream = false) {
   int64_t j = 0;
+  if (stream && reinterpret_cast<uintptr_t>(out) % 64 == 0) {
+    for (; j + kLanes <= n; j += kLanes) {
+      const Vec a = load(even + j), b = load(odd + j);
+      store_stream(out + 2 * j, __builtin_shufflevector(a, b, 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23));
+      store_stream(out + 2 * j + kLanes,
+                   __builtin_shufflevector(a, b, 8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31));
+    }
+  }
   for (; j + kLanes <= n; j += kLanes) {
     const Vec a = load(even + j), b = load(odd + j);
     store(out + 2 * j, __builtin_shufflevector(a, b, 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23));
@@ -56,12 +80,13 @@ inline void interleave_pairs(const float* even, const float* odd, int64_t n, flo
 // min(stride, width)), joined again: out[p + j phases] = phase p's element
 // j, phase p at first + p phase_step with ceil((width - p) / phases)
 // elements.
-inline void interleave_phases(const float* first, int64_t phase_step, int64_t width, int64_t phases, float* out) {
+inline void interleave_phases(const float* first, int64_t phase_step, int64_t width, int64_t phases, float* out,
+                              bool stream = false) {
   if (phases == 1) {
     std::memcpy(out, first, size_t(width) * sizeof(float));
   } else if (phases == 2) {
     const float* odd = first + phase_step;
-    interleave_pairs(first, odd, width / 2, out);
+    interleave_pairs(first, odd, width / 2, out, stream);
     if (width % 2 != 0) out[width - 1] = first[width / 2];
   } else {
     for (int64_t p = 0; p < phases; ++p) {
