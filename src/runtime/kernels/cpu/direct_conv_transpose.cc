@@ -26,10 +26,6 @@ namespace orchid::runtime::cpu::direct {
 
 namespace {
 
-// Outputs larger than this (twice the L2 of both cores here) are streamed
-// when nothing reads them back (ConvTransposeKernel::stream_).
-constexpr int64_t kStreamBytes = int64_t(8) << 20;
-
 int64_t floor_div(int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
 
 struct Phase {
@@ -206,9 +202,8 @@ class ConvTransposeKernel : public Kernel {
   std::vector<Phase> phases_;
   int64_t qh_ = 0, qw_ = 0, top_ = 0, left_ = 0;
   bool pads_ = false;  // whether a tap reaches outside the input plane
-  // Whether output rows are streamed past the caches: outputs several times
-  // L2 that no epilogue reads back (GCN's last 21-channel 512x512 upsampling:
-  // reading each line before writing it was a quarter of the kernel).
+  // Whether output rows are streamed past the caches (kStreamBytes; no
+  // epilogue reads them back).
   bool stream_ = false;
   std::vector<float> padded_;
   int64_t task_rows_ = 1, row_tasks_ = 1, task_channels_ = kRows, channel_tasks_ = 1;

@@ -20,6 +20,14 @@ struct ConvShape {
 };
 ConvShape conv_shape(const Graph& graph, const onednn::LinearAnchor& anchor);
 
+// Outputs larger than this (twice the L2 of both cores here) are written
+// with stores that bypass the caches (simd::store_stream) where the kernel
+// writes them in a pass of its own and does not read them back: reading
+// each line before writing it was a quarter of GCN's 21-channel 256 -> 512
+// upsampling. (Dense convs write their rows from the GEMM's registers; a
+// streamed copy of cached rows made GCN's 21 -> 21 3x3 conv 7% slower.)
+inline constexpr int64_t kStreamBytes = int64_t(8) << 20;
+
 std::unique_ptr<Kernel> make_depthwise(const Graph& graph, const KernelGroup& group, const onednn::LinearSpec& spec,
                                        const ConvShape& s);
 std::unique_ptr<Kernel> make_pointwise(const Graph& graph, const KernelGroup& group, const onednn::LinearSpec& spec,
