@@ -4,10 +4,11 @@
 // shifted, padded plane for an implicit GEMM).
 //
 // The tile is kRows rows of C by kCols columns (kRows x 4 vectors of
-// accumulators), or 8 rows by 32 columns (8 x 2 vectors) where C's rows
-// fill 8-row blocks with clearly less padding (16, 32 or 56 channels, say:
-// 6-row blocks would compute 18, 36 or 60), or 7 rows by kCols where 7-row
-// blocks pad less than both (21 channels). A is packed per block of rows
+// accumulators), or 8 rows by 48 columns (8 x 3 vectors, then one tile of
+// 2 where 32 columns remain) where C's rows fill 8-row blocks with clearly
+// less padding (16, 32 or 56 channels, say: 6-row blocks would compute 18,
+// 36 or 60), or 7 rows by kCols where 7-row blocks pad less than both (21
+// channels). A is packed per block of rows
 // as [K][block rows], so each step of the sum broadcasts a block's
 // consecutive weights and loads the tile's vectors of one B row.
 #pragma once
