@@ -11,6 +11,7 @@
 #include <random>
 
 #include "runtime/kernels/cpu/elementwise_math.h"
+#include "runtime/kernels/cpu/linear_epilogue.h"
 #include "runtime/kernels/cpu/registry.h"
 #include "runtime_test_util.h"
 
@@ -376,6 +377,51 @@ TEST(ElementwiseKernel, FastMathExpNonPositiveSweep) {
   EXPECT_GT(checked, int64_t(4000000));
   std::cout << "[ accuracy ] exp_nonpositive: max relative error " << max_relative << " at x=" << worst << "\n";
   EXPECT_LT(max_relative, 2.39e-7) << "at x=" << worst;
+}
+
+// The linear kernels' Sigmoid and SiLU epilogues (apply_eltwise): over the
+// sweep, a few ulp where the sigmoid is a normal float, 0 or a denormal step
+// (times x for swish) where it is not, NaN for NaN, the limits at +-inf.
+// (A reciprocal estimate and a Newton step in place of the division kept
+// this accuracy but did not make YOLOX-Nano's SiLU epilogues faster: the
+// exponential's polynomial is their cost.)
+TEST(ElementwiseKernel, EpilogueSigmoidSweep) {
+  const std::vector<float> x = sweep();
+  for (const bool swish : {false, true}) {
+    SCOPED_TRACE(swish ? "swish" : "logistic");
+    cpu::onednn::Epilogue e;
+    e.kind = cpu::onednn::EpilogueKind::Eltwise;
+    e.algorithm = swish ? dnnl::algorithm::eltwise_swish : dnnl::algorithm::eltwise_logistic;
+    e.alpha = 1.f;
+    std::vector<float> y = x;
+    cpu::apply_eltwise(e, y.data(), int64_t(y.size()));
+    double max_relative = 0;
+    float worst = 0;
+    int64_t failures = 0;
+    for (size_t i = 0; i < x.size() && failures < 10; ++i) {
+      const double sig = 1 / (1 + std::exp(-double(x[i])));
+      const double want = swish ? double(x[i]) * sig : sig;
+      const double got = y[i];
+      if (std::isnan(want)) {
+        if (!std::isnan(got)) ++failures, ADD_FAILURE() << "x=" << x[i] << " got " << got << " want NaN";
+      } else if (std::isinf(want)) {
+        if (got != want) ++failures, ADD_FAILURE() << "x=" << x[i] << " got " << got;
+      } else if (std::fabs(want) < std::numeric_limits<float>::min()) {  // a denormal result
+        if (got != 0 && std::fabs(got - want) > std::numeric_limits<float>::denorm_min()) {
+          ++failures, ADD_FAILURE() << "x=" << x[i] << " got " << got;
+        }
+      } else if (sig < std::numeric_limits<float>::min()) {
+        // A denormal sigmoid is 0 or within a denormal step (swish: times x).
+        const double step = std::numeric_limits<float>::denorm_min() * (swish ? std::fabs(double(x[i])) : 1.0);
+        if (got != 0 && std::fabs(got - want) > step) ++failures, ADD_FAILURE() << "x=" << x[i] << " got " << got;
+      } else if (const double relative = std::fabs(got - want) / std::fabs(want); relative > max_relative) {
+        max_relative = relative, worst = x[i];
+      }
+    }
+    std::cout << "[ accuracy ] epilogue " << (swish ? "swish" : "logistic") << ": max relative error "
+              << max_relative << " at x=" << worst << "\n";
+    EXPECT_LT(max_relative, 4.8e-7) << "at x=" << worst;
+  }
 }
 
 }  // namespace
