@@ -3,6 +3,7 @@
 // Max/Min, Pow in double).
 #include "codegen/cpu/render.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <cstdio>
@@ -228,8 +229,21 @@ class Renderer {
     close();
   }
 
+  // An innermost serial loop that writes no buffer or array it reads is
+  // marked free of dependences between iterations: the buffers of a kernel
+  // never overlap (KernelArgs), and GCC, which takes the __restrict of the
+  // views as no guarantee (compiler.cc), could otherwise only vectorize it
+  // behind run-time overlap tests, and not at all where it gathers through
+  // an index table (candy's InstanceNorm + upsample + pad ran scalar).
   void loop(const Stmt& s) {
-    if (s.role == LoopRole::Shared && in_parallel_) line("#pragma omp for");
+    if (s.role == LoopRole::Shared && in_parallel_) {
+      line("#pragma omp for");
+    } else if (!contains_loop(s.body)) {
+      const MemoryAccess access = memory_access(s.body);
+      const bool disjoint = std::none_of(access.writes.begin(), access.writes.end(),
+                                         [&](const std::string& w) { return access.reads.count(w) > 0; });
+      if (disjoint && !access.writes.empty()) line("#pragma GCC ivdep");
+    }
     const std::string& v = s.name;
     open("for (int64_t " + v + " = " + expr(s.begin) + "; " + v + " < " + expr(s.end) + "; " +
          (s.step == 1 ? "++" + v : v + " += " + std::to_string(s.step)) + ") {");

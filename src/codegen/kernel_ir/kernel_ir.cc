@@ -1,6 +1,7 @@
 // Kernel IR constructors (literal folding) and expressions as text.
 #include "codegen/kernel_ir/kernel_ir.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 
@@ -369,6 +370,36 @@ void relocate_buffer(Block& block, const std::string& from, const std::string& t
     }
     relocate_buffer(s.body, from, to, shift);
   }
+}
+
+namespace {
+
+void collect_reads(const Expr& e, std::set<std::string>& reads) {
+  if (!e) return;
+  if (e->op == Op::Load) reads.insert(e->name);
+  for (const Expr& arg : e->args) collect_reads(arg, reads);
+}
+
+void collect_access(const Block& block, MemoryAccess& access) {
+  for (const Stmt& s : block) {
+    for (const Expr* e : {&s.value, &s.index, &s.begin, &s.end}) collect_reads(*e, access.reads);
+    if (s.kind == StmtKind::Store) access.writes.insert(s.name);
+    if (s.kind == StmtKind::Fold) access.reads.insert(s.array);
+    collect_access(s.body, access);
+  }
+}
+
+}  // namespace
+
+MemoryAccess memory_access(const Block& block) {
+  MemoryAccess access;
+  collect_access(block, access);
+  return access;
+}
+
+bool contains_loop(const Block& block) {
+  return std::any_of(block.begin(), block.end(),
+                     [](const Stmt& s) { return s.kind == StmtKind::Loop || contains_loop(s.body); });
 }
 
 const Buffer* Kernel::buffer(const std::string& name) const {

@@ -14,6 +14,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -140,6 +141,14 @@ Stmt region_stmt(const std::string& label, bool parallel, int64_t work);
 // `to` at the index minus `shift` (a stored value contracted to a per-row
 // array).
 void relocate_buffer(Block& block, const std::string& from, const std::string& to, const Expr& shift);
+
+// The buffers and local arrays `block` reads (loads, folded arrays) and
+// writes (stores), nested statements included; and whether it holds a loop.
+struct MemoryAccess {
+  std::set<std::string> reads, writes;
+};
+MemoryAccess memory_access(const Block& block);
+bool contains_loop(const Block& block);
 
 // ---- Kernels
 enum class BufferKind : uint8_t { Input, Output, Scratch, Table };

@@ -16,6 +16,7 @@
 #include "../runtime/runtime_test_util.h"
 #include "codegen/cpu/compiler.h"
 #include "codegen/cpu/emitter.h"
+#include "codegen/cpu/render.h"
 #include "fission/fission.h"
 #include "runtime/artifact.h"
 #include "runtime/kernels/cpu/generated_kernel.h"
@@ -502,6 +503,36 @@ TEST(CodegenCpu, ChainedGathersReadOneComposedTable) {
   // Resize and Pad give two tables per axis; the load reads one composed
   // table per axis: pad[upsample[k]] over the 2 * 11 + 2 output columns.
   EXPECT_NE(code.find("[] = {0,0,0,1,1,2,2,3,3,4,4,5,5,6,6,7,7,8,8,9,9,10,10,10};"), std::string::npos) << code;
+}
+// An innermost serial loop that stores only into buffers it does not read
+// is marked `#pragma GCC ivdep` (kernel buffers never overlap), which lets
+// GCC vectorize its table gathers; one that reads what it writes is not.
+TEST(CodegenCpu, LoopsWritingWhatTheyDoNotReadAreMarkedIndependent) {
+  const Case& c = suite().cases.at("upsample_reflect_pad");
+  const std::string code = emit_kernel(c.primitives, c.group, "k");
+  const size_t mark = code.find("#pragma GCC ivdep");
+  ASSERT_NE(mark, std::string::npos) << code;
+  const size_t next = code.find_first_not_of(" \n", code.find('\n', mark));
+  EXPECT_EQ(code.compare(next, 4, "for "), 0) << code;
+}
+TEST(CodegenCpu, LoopsReadingWhatTheyWriteAreNotMarkedIndependent) {
+  using namespace kir;  // NOLINT
+  Kernel k;
+  k.buffers = {{"in0", BufferKind::Input, Type::F32, 64}, {"out0", BufferKind::Output, Type::F32, 64}};
+  Stmt region = region_stmt("stage", false, 64);
+  Stmt copy = loop_stmt("i", int_const(0), int_const(64));
+  copy.body.push_back(store_stmt("out0", var("i"), load("in0", Type::F32, var("i"))));
+  Stmt shift = loop_stmt("j", int_const(1), int_const(64));
+  shift.body.push_back(store_stmt(
+      "out0", var("j"), binary(Op::Add, load("out0", Type::F32, add(var("j"), -1)), load("in0", Type::F32, var("j")))));
+  region.body = {copy, shift};
+  k.body = {region};
+  const std::string code = render(k, "k");
+  const size_t copy_loop = code.find("for (int64_t i = 0;"), shift_loop = code.find("for (int64_t j = 1;");
+  ASSERT_NE(copy_loop, std::string::npos) << code;
+  ASSERT_NE(shift_loop, std::string::npos) << code;
+  EXPECT_NE(code.rfind("#pragma GCC ivdep", copy_loop), std::string::npos) << code;
+  EXPECT_EQ(code.find("#pragma GCC ivdep", copy_loop), std::string::npos) << code;  // not on the shift loop
 }
 TEST(CodegenCpu, ConcatAsTheStoredValue) {
   for (const char* name : {"concat_root_first", "concat_root_middle", "concat_root_last", "concat_root_parallel"}) {
