@@ -155,7 +155,14 @@ class ConvTransposeGemmKernel : public Kernel {
       }
       b = gathered_.data();
     }
-    const dnnl_status_t status = dnnl_sgemm('N', 'N', rows, ld, cin_g_, 1.f, wt, cin_g_, b, ld, 0.f, cols, ld);
+    columns(g, b, ld, ld, cols, ld);
+  }
+
+  // cols [rows, n] (rows ldc apart) = Wt_g x_g, x_g's rows ldb apart.
+  void columns(int64_t g, const float* x, int64_t ldb, int64_t n, float* cols, int64_t ldc) const {
+    const int64_t rows = cout_g_ * taps_;
+    const dnnl_status_t status =
+        dnnl_sgemm('N', 'N', rows, n, cin_g_, 1.f, wt_.data() + g * rows * cin_g_, cin_g_, x, ldb, 0.f, cols, ldc);
     ORCHID_CHECK(status == dnnl_success) << "dnnl_sgemm failed: " << int(status);
   }
 
@@ -183,10 +190,7 @@ class ConvTransposeGemmKernel : public Kernel {
       const int64_t next = std::min(height, have + band_rows_);
       for (int64_t g = 0; g < groups_; ++g) {
         const float* xg = x + (n * groups_ + g) * cin_g_ * in_size_ + have * width;
-        float* cols = cols_.data() + g * rows * ld + (have - keep) * width;
-        const dnnl_status_t status = dnnl_sgemm('N', 'N', rows, (next - have) * width, cin_g_, 1.f,
-                                                wt_.data() + g * rows * cin_g_, cin_g_, xg, in_size_, 0.f, cols, ld);
-        ORCHID_CHECK(status == dnnl_success) << "dnnl_sgemm failed: " << int(status);
+        columns(g, xg, in_size_, (next - have) * width, cols_.data() + g * rows * ld + (have - keep) * width, ld);
       }
       have = next;
       int64_t end = done;

@@ -56,23 +56,24 @@ inline void store_stream(float* p, Vec v) {
 }
 inline void stream_fence() { _mm_sfence(); }
 
+// out[2 j] = even[j], out[2 j + 1] = odd[j] for the whole vectors of n, each
+// pair of output vectors written by put(p, v); returns how many j it did.
+template <typename Put>
+inline int64_t interleave_vectors(const float* even, const float* odd, int64_t n, float* out, Put put) {
+  int64_t j = 0;
+  for (; j + kLanes <= n; j += kLanes) {
+    const Vec a = load(even + j), b = load(odd + j);
+    put(out + 2 * j, __builtin_shufflevector(a, b, 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23));
+    put(out + 2 * j + kLanes, __builtin_shufflevector(a, b, 8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31));
+  }
+  return j;
+}
+
 // out[2 j] = even[j], out[2 j + 1] = odd[j] for j < n, as vector shuffles;
 // streamed (store_stream) if asked and out is 64-byte aligned.
 inline void interleave_pairs(const float* even, const float* odd, int64_t n, float* out, bool stream = false) {
-  int64_t j = 0;
-  if (stream && reinterpret_cast<uintptr_t>(out) % 64 == 0) {
-    for (; j + kLanes <= n; j += kLanes) {
-      const Vec a = load(even + j), b = load(odd + j);
-      store_stream(out + 2 * j, __builtin_shufflevector(a, b, 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23));
-      store_stream(out + 2 * j + kLanes,
-                   __builtin_shufflevector(a, b, 8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31));
-    }
-  }
-  for (; j + kLanes <= n; j += kLanes) {
-    const Vec a = load(even + j), b = load(odd + j);
-    store(out + 2 * j, __builtin_shufflevector(a, b, 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23));
-    store(out + 2 * j + kLanes, __builtin_shufflevector(a, b, 8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31));
-  }
+  int64_t j = stream && reinterpret_cast<uintptr_t>(out) % 64 == 0 ? interleave_vectors(even, odd, n, out, store_stream)
+                                                                   : interleave_vectors(even, odd, n, out, store);
   for (; j < n; ++j) out[2 * j] = even[j], out[2 * j + 1] = odd[j];
 }
 
