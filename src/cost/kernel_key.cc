@@ -12,8 +12,9 @@ namespace orchid::cost {
 
 namespace {
 
-// Bumped when the profiler measures differently (2: native-layout outputs).
-constexpr int kProfileVersion = 2;
+// Bumped when the profiler measures differently (2: native-layout outputs,
+// 3: packed weights out of cache).
+constexpr int kProfileVersion = 3;
 
 // Constants with at most this many elements are hashed by value: they are
 // indices, pads and shapes that decide the work. Larger ones are weights,

@@ -77,9 +77,10 @@ struct CandidateRules {
   // layouts the linear kernels compute in (a Concat or a pointwise kernel
   // between convolutions), so the layout model prices its tensors natively.
   std::function<bool(const Graph&, const runtime::KernelGroup&)> takes_native_layouts = {};
-  // Whether a linear group's default kernel reads and writes those native
-  // layouts (a oneDNN conv), or row-major ones (a matrix product, a GEMM +
-  // col2im deconvolution); unset: every default linear kernel is native.
+  // Whether a linear group's kernel (of its variant) reads and writes those
+  // native layouts (a oneDNN conv), or row-major ones (a matrix product, a
+  // GEMM + col2im deconvolution); unset: every default linear kernel is
+  // native, every variant row-major.
   std::function<bool(const Graph&, const runtime::KernelGroup&)> linear_keeps_native_layouts = {};
 };
 // A target's rules: backend::Backend::candidate_rules (the CPU's: backend/cpu_backend.cc).

@@ -96,9 +96,10 @@ class Orchestrator {
       // (after the symbol: a generated kernel of a group works in fewer layouts than a library one)
       either_layout_.push_back(candidate.kind != CandidateKind::Linear && rules.takes_native_layouts &&
                                rules.takes_native_layouts(graph_, groups_.back()));
-      native_linear_.push_back(candidate.kind == CandidateKind::Linear && candidate.variant.empty() &&
-                               (!rules.linear_keeps_native_layouts ||
-                                rules.linear_keeps_native_layouts(graph_, groups_.back())));
+      native_linear_.push_back(candidate.kind == CandidateKind::Linear &&
+                               (rules.linear_keeps_native_layouts
+                                    ? rules.linear_keeps_native_layouts(graph_, groups_.back())
+                                    : candidate.variant.empty()));
     }
     report_.parts = set_.parts;
     report_.clusters = set_.clusters.size();

@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -87,6 +88,11 @@ class Kernel {
   // never reads again: once no kernel reads a constant, the executor frees it
   // and passes nullptr in its place.
   virtual bool reads_input_at_run(size_t /*input*/) const { return true; }
+  // The constant data the kernel prepared at construction (packed weights)
+  // and reads on every run. The profiler evicts it from the caches before
+  // each timed run (cost/profiler.h): in a model, the other layers' weights
+  // pass through the caches between two runs of this one.
+  virtual std::vector<std::span<const std::byte>> weight_buffers() const { return {}; }
 
   // Layout negotiation, before the first run (runtime/layout_negotiation.h):
   // when the producer of an intermediate offers a native layout and every

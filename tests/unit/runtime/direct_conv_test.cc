@@ -23,28 +23,6 @@ namespace {
 using namespace testing;  // NOLINT
 using ints = std::vector<int64_t>;
 
-// Epilogue chains after the conv (value v of `channels` channels).
-ValueId add_epilogue(GraphBuilder& b, ValueId v, int kind, int64_t channels, const Shape& out) {
-  switch (kind) {
-    case 1:  // bias + ReLU
-      return b.op("Relu", {b.op("Add", {v, b.constant({channels, 1, 1})})});
-    case 2: {  // SiLU (fission's Sigmoid + Mul pair)
-      ValueId s = b.op("Sigmoid", {v});
-      return b.op("Mul", {v, s});
-    }
-    case 3:  // residual Add of a runtime tensor, then Clip's bounds
-      return b.op("Min", {b.op("Max", {b.op("Add", {v, b.input("r", out)}), b.scalar(-1.f)}), b.scalar(1.5f)});
-    case 4:  // a per-channel scale after an activation (a binary post-op of constants)
-      return b.op("Mul", {b.op("Tanh", {v}), b.constant({channels, 1, 1})});
-    case 5: {  // HardSwish (fission's five nodes)
-      ValueId gate = b.op("Add", {b.op("Div", {v, b.scalar(6.f)}), b.scalar(0.5f)});
-      return b.op("Mul", {v, b.op("Min", {b.op("Max", {gate, b.scalar(0.f)}), b.scalar(1.f)})});
-    }
-    default:
-      return v;
-  }
-}
-
 Shape conv_output(const Shape& x, int64_t m, const ints& k, const ints& s, const ints& d, const ints& p) {
   Shape out = {x[0], m};
   for (size_t i = 0; i < 2; ++i) out.push_back((x[2 + i] + p[i] + p[i + 2] - d[i] * (k[i] - 1) - 1) / s[i] + 1);
@@ -71,7 +49,7 @@ TEST(DirectConv, DepthwiseRandomShapes) {
     if (bias) inputs.push_back(b.constant({c * mult}));
     ValueId v = b.op("Conv", inputs,
                      attrs({{"group", c}, {"strides", s}, {"dilations", d}, {"pads", p}, {"kernel_shape", k}}));
-    Graph g = b.finish(add_epilogue(b, v, trial % 6, c * mult, out));
+    Graph g = b.finish(add_conv_epilogue(b, v, trial % 6, c * mult, out));
     expect_direct(g, "direct depthwise conv");
   }
 }
@@ -89,7 +67,7 @@ TEST(DirectConv, PointwiseRandomShapes) {
     std::vector<ValueId> inputs = {b.input("x", x), b.constant({m, c, 1, 1})};
     if (trial % 2) inputs.push_back(b.constant({m}));
     ValueId v = b.op("Conv", inputs);
-    Graph g = b.finish(add_epilogue(b, v, trial % 6, m, out));
+    Graph g = b.finish(add_conv_epilogue(b, v, trial % 6, m, out));
     expect_direct(g, "direct pointwise conv");
   }
 }
@@ -101,7 +79,7 @@ TEST(DirectConv, PointwiseDeepSums) {
     const int64_t m = x[1] == 700 ? 200 : 37;
     const Shape out = {x[0], m, x[2], x[3]};
     ValueId v = b.op("Conv", {b.input("x", x), b.constant({m, x[1], 1, 1}, -0.1, 0.1), b.constant({m})});
-    expect_direct(b.finish(add_epilogue(b, v, 3, m, out)), "direct pointwise conv");
+    expect_direct(b.finish(add_conv_epilogue(b, v, 3, m, out)), "direct pointwise conv");
   }
 }
 
@@ -132,7 +110,7 @@ TEST(DirectConv, DenseRandomShapes) {
     if (trial % 2) inputs.push_back(b.constant({m}));
     ValueId v =
         b.op("Conv", inputs, attrs({{"group", groups}, {"dilations", d}, {"pads", p}, {"kernel_shape", k}}));
-    Graph g = b.finish(add_epilogue(b, v, trial % 6, m, out));
+    Graph g = b.finish(add_conv_epilogue(b, v, trial % 6, m, out));
     // One input channel per group is depthwise.
     expect_direct(g, c == groups && groups > 1 ? "direct depthwise conv" : "direct conv (implicit GEMM)");
   }
@@ -148,7 +126,7 @@ TEST(DirectConv, DenseSevenRowBlocks) {
     ValueId v = b.op("Conv", {b.input("x", x), b.constant({m, x[1], 3, 3}), b.constant({m})},
                      attrs({{"pads", ints{1, 1, 1, 1}}}));
     const Shape out = {x[0], m, x[2], x[3]};
-    Graph g = b.finish(add_epilogue(b, v, 1, m, out));
+    Graph g = b.finish(add_conv_epilogue(b, v, 1, m, out));
     expect_direct(g, "direct conv (implicit GEMM)");
   }
 }
@@ -174,7 +152,7 @@ TEST(DirectConv, ConvTransposeRandomShapes) {
     if (trial % 2) inputs.push_back(b.constant({m}));
     ValueId v = b.op("ConvTranspose", inputs,
                      attrs({{"strides", s}, {"dilations", d}, {"pads", p}, {"output_padding", op}, {"kernel_shape", k}}));
-    Graph g = b.finish(add_epilogue(b, v, trial % 6, m, out));
+    Graph g = b.finish(add_conv_epilogue(b, v, trial % 6, m, out));
     expect_direct(g, "direct deconv (phases)");
   }
   // U-Net's 2x2 stride-2 up-sampling: no padding (the input read in place), several channel blocks, rows

@@ -128,6 +128,9 @@ class ConvTransposeGemmKernel : public Kernel {
   }
 
   std::string implementation() const override { return "gemm deconv (col2im)"; }
+  std::vector<std::span<const std::byte>> weight_buffers() const override {
+    return {std::as_bytes(std::span(wt_))};
+  }
 
   bool reads_input_at_run(size_t input) const override {
     return int(input) == x_input_ || epilogue_.reads_input(input);

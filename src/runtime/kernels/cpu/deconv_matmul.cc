@@ -127,6 +127,10 @@ class DeconvMatmulKernel : public Kernel {
   }
 
   std::string implementation() const override { return name_; }
+  std::vector<std::span<const std::byte>> weight_buffers() const override {
+    const memory& w = args_.at(DNNL_ARG_WEIGHTS);
+    return {{static_cast<const std::byte*>(w.get_data_handle()), w.get_desc().get_size()}};
+  }
 
   bool reads_input_at_run(size_t input) const override { return input == x_input_ || bias_.reads_input(input); }
 

@@ -91,6 +91,9 @@ class DepthwiseConvKernel : public Kernel {
   }
 
   std::string implementation() const override { return "direct depthwise conv"; }
+  std::vector<std::span<const std::byte>> weight_buffers() const override {
+    return {std::as_bytes(std::span(weights_))};
+  }
   bool reads_input_at_run(size_t input) const override {
     return int(input) == x_input_ || epilogue_.reads_input(input);
   }

@@ -22,6 +22,9 @@
 namespace orchid::runtime::cpu {
 
 inline constexpr const char* kDirectVariant = "direct";
+// Pointwise convs with pixels as the GEMM's rows, written channels-last
+// (direct_pointwise_channels_last.cc): a kernel that keeps native layouts.
+inline constexpr const char* kChannelsLastVariant = "direct channels-last";
 
 // Whether a direct kernel computes this group: a float32 2-D Conv with
 // constant weights, depthwise, pointwise or dense, and supported epilogues.
@@ -31,5 +34,12 @@ bool direct_conv_supported(const Graph& graph, const onednn::LinearSpec& spec);
 // (implicit GEMM)"); nullptr when direct_conv_supported is false.
 std::unique_ptr<Kernel> make_direct_conv_kernel(const Graph& graph, const KernelGroup& group,
                                                 const onednn::LinearSpec& spec);
+
+// Whether the channels-last pointwise kernel computes this group: a direct
+// conv that is 1x1, stride 1, one group, without runtime tensor operands.
+bool channels_last_pointwise_supported(const Graph& graph, const onednn::LinearSpec& spec);
+// That kernel; nullptr when channels_last_pointwise_supported is false.
+std::unique_ptr<Kernel> make_channels_last_pointwise_kernel(const Graph& graph, const KernelGroup& group,
+                                                            const onednn::LinearSpec& spec);
 
 }  // namespace orchid::runtime::cpu

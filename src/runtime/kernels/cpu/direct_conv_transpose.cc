@@ -77,6 +77,11 @@ class ConvTransposeKernel : public Kernel {
   }
 
   std::string implementation() const override { return "direct deconv (phases)"; }
+  std::vector<std::span<const std::byte>> weight_buffers() const override {
+    std::vector<std::span<const std::byte>> buffers;
+    for (const Phase& phase : phases_) buffers.push_back(phase.weights.bytes());
+    return buffers;
+  }
   bool reads_input_at_run(size_t input) const override {
     return int(input) == x_input_ || epilogue_.reads_input(input);
   }

@@ -14,6 +14,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <vector>
 
 namespace orchid::runtime::cpu::direct {
@@ -35,6 +36,8 @@ class PackedWeights {
   int64_t depth() const { return k_; }
   // Rows per packed block: 6 (kRows), 7 or 8.
   int64_t block_rows() const { return block_; }
+  // The packed matrix (Kernel::weight_buffers).
+  std::span<const std::byte> bytes() const { return std::as_bytes(std::span(packed_)); }
 
   // C's rows [m0, m1) (m0 a multiple of block_rows()) at columns [0, cols) of
   // `c` (rows ldc apart): bias[m] + sum_k A[m][k] b[k][j].

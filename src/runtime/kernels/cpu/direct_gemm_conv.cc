@@ -79,6 +79,9 @@ class PointwiseConvKernel : public Kernel {
   }
 
   std::string implementation() const override { return "direct pointwise conv"; }
+  std::vector<std::span<const std::byte>> weight_buffers() const override {
+    return {weights_.bytes()};
+  }
   bool reads_input_at_run(size_t input) const override {
     return int(input) == x_input_ || epilogue_.reads_input(input);
   }
@@ -155,6 +158,11 @@ class DenseConvKernel : public Kernel {
   }
 
   std::string implementation() const override { return "direct conv (implicit GEMM)"; }
+  std::vector<std::span<const std::byte>> weight_buffers() const override {
+    std::vector<std::span<const std::byte>> buffers;
+    for (const PackedWeights& w : weights_) buffers.push_back(w.bytes());
+    return buffers;
+  }
   bool reads_input_at_run(size_t input) const override {
     return int(input) == x_input_ || epilogue_.reads_input(input);
   }

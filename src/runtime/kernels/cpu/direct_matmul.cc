@@ -107,6 +107,9 @@ class DirectMatMulKernel : public Kernel {
   }
 
   std::string implementation() const override { return "direct matmul (few rows)"; }
+  std::vector<std::span<const std::byte>> weight_buffers() const override {
+    return {std::as_bytes(std::span(packed_->data<float>(), size_t(packed_->numel())))};
+  }
   bool reads_input_at_run(size_t input) const override {
     return int(input) == x_input_ || epilogue_.reads_input(input);
   }

@@ -42,6 +42,10 @@ class LinearEpilogue {
   }
   // Whether nothing follows the bias (apply does nothing).
   bool only_bias() const { return tail_.empty(); }
+  // Whether the epilogues after the bias treat every element alike (no
+  // per-channel constants, no runtime tensors): apply may then run over
+  // elements of several channels at once.
+  bool channel_independent() const;
   // Whether the kernel reads group input `input` at run time.
   bool reads_input(size_t input) const;
 

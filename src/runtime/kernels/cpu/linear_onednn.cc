@@ -19,11 +19,13 @@ std::unique_ptr<Kernel> make_linear_kernel(const Graph& graph, const KernelGroup
   std::optional<onednn::LinearSpec> spec = onednn::analyze_group(graph, group);
   if (!group.variant.empty()) {
     // Only a damaged plan names another one; a known one that cannot build is Orchid's bug.
-    if (group.variant != kDirectVariant) {
+    if (group.variant != kDirectVariant && group.variant != kChannelsLastVariant) {
       ORCHID_FAIL() << "kernel '" << group.name << "' names an unknown implementation '" << group.variant << "'";
     }
     std::unique_ptr<Kernel> kernel;
-    if (spec) {
+    if (spec && group.variant == kChannelsLastVariant) {
+      kernel = make_channels_last_pointwise_kernel(graph, group, *spec);
+    } else if (spec) {
       kernel = spec->anchor.kind == onednn::LinearKind::MatMul ? make_direct_matmul_kernel(graph, group, *spec)
                                                                : make_direct_conv_kernel(graph, group, *spec);
     }
@@ -52,11 +54,17 @@ std::unique_ptr<Kernel> make_linear_kernel(const Graph& graph, const KernelGroup
 
 std::vector<std::string> linear_variants(const Graph& graph, const KernelGroup& group) {
   std::optional<onednn::LinearSpec> spec = onednn::analyze_group(graph, group);
-  if (spec && (direct_conv_supported(graph, *spec) || direct_matmul_supported(graph, *spec))) return {kDirectVariant};
-  return {};
+  std::vector<std::string> variants;
+  if (spec && (direct_conv_supported(graph, *spec) || direct_matmul_supported(graph, *spec))) {
+    variants.push_back(kDirectVariant);
+  }
+  if (spec && channels_last_pointwise_supported(graph, *spec)) variants.push_back(kChannelsLastVariant);
+  return variants;
 }
 
 bool linear_keeps_native_layouts(const Graph& graph, const KernelGroup& group) {
+  if (group.variant == kChannelsLastVariant) return true;
+  if (!group.variant.empty()) return false;
   std::optional<onednn::LinearSpec> spec = onednn::analyze_group(graph, group);
   if (!spec || spec->anchor.kind == onednn::LinearKind::MatMul) return false;
   if (spec->anchor.kind == onednn::LinearKind::ConvTranspose && !deconv_matmul_applies(graph, *spec)) {

@@ -91,6 +91,7 @@ class LinearKernel : public Kernel {
     }
     bind_activations();
     bind_weights(graph, group, constant_weights);
+    constant_weights_ = constant_weights;
     bind_post_op_operands(group);
     if (has_bias) args_[DNNL_ARG_BIAS] = memory(bias_md, cpu_engine(), bias_.data());
   }
@@ -114,6 +115,12 @@ class LinearKernel : public Kernel {
   }
 
   std::string implementation() const override { return name_; }
+  // Constant weights, reordered once (a runtime operand is not the kernel's).
+  std::vector<std::span<const std::byte>> weight_buffers() const override {
+    if (!constant_weights_) return {};
+    const memory& w = args_.at(DNNL_ARG_WEIGHTS);
+    return {{static_cast<const std::byte*>(w.get_data_handle()), w.get_desc().get_size()}};
+  }
 
   // Constant weights, biases and post-op constants are copied at
   // construction; only the inputs bound to memories (or a runtime bias) are
@@ -335,6 +342,7 @@ class LinearKernel : public Kernel {
   std::string name_;
   memory::desc src_md_, weights_md_, dst_md_;
   std::unordered_map<int, memory> args_;
+  bool constant_weights_ = false;  // the weights are a constant, packed here
   // Memories over argument buffers; their handles are refreshed every call.
   std::vector<Bound> bound_;
   memory user_dst_, user_weights_;

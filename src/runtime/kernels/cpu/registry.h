@@ -59,13 +59,15 @@ std::unique_ptr<Kernel> make_reference_kernel(const Graph& graph, const KernelGr
 
 // The implementations of a linear group other than the default one, by
 // name (KernelGroup::variant): "direct" for depthwise and pointwise convs
-// (direct_conv.h).
+// (direct_conv.h), "direct channels-last" for pointwise ones with pixels as
+// the GEMM's rows.
 std::vector<std::string> linear_variants(const Graph& graph, const KernelGroup& group);
 
-// Whether the default kernel of a linear group (make_linear_kernel's)
-// reads and writes oneDNN's native layouts (runtime/kernel.h): a oneDNN
-// convolution or deconvolution, ConvTranspose as one channels-last matmul;
-// not a matrix product, nor ConvTranspose as GEMM + col2im (row-major).
+// Whether the kernel of a linear group (make_linear_kernel's, of the group's
+// variant) reads and writes oneDNN's native layouts (runtime/kernel.h): a
+// oneDNN convolution or deconvolution, ConvTranspose as one channels-last
+// matmul, the channels-last pointwise conv; not a matrix product, nor
+// ConvTranspose as GEMM + col2im, nor the "direct" kernels (row-major).
 bool linear_keeps_native_layouts(const Graph& graph, const KernelGroup& group);
 
 // Whether make_linear_kernel can absorb `next` (a node consuming the current

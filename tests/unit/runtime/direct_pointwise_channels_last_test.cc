@@ -1,0 +1,172 @@
+// The channels-last pointwise conv (direct_pointwise_channels_last.cc)
+// against the reference interpreter: randomized channel counts (tails of
+// every vector width, several weight panels), planes and batches, each kind
+// of epilogue it takes, with row-major buffers (its transpose of the
+// output) and with native ones (input channels-last, blocked by 8 or 16, or
+// NCHW; output channels-last), converted by oneDNN's reorder.
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <random>
+
+#include "direct_test_util.h"
+#include "onednn_test_util.h"
+#include "runtime/kernels/cpu/onednn_linear_spec.h"
+#include "support/parallel.h"
+
+namespace orchid::runtime {
+namespace {
+
+using namespace testing;  // NOLINT
+using dnnl::memory;
+using tag = memory::format_tag;
+
+constexpr const char* kImplementation = "direct pointwise conv (channels-last)";
+
+Graph pointwise(const Shape& x, int64_t m, int epilogue, uint32_t seed, bool bias) {
+  GraphBuilder b;
+  b.seed = seed;
+  std::vector<ValueId> inputs = {b.input("x", x), b.constant({m, x[1], 1, 1}, -0.5, 0.5)};
+  if (bias) inputs.push_back(b.constant({m}));
+  ValueId v = b.op("Conv", inputs);
+  return b.finish(add_conv_epilogue(b, v, epilogue, m, {x[0], m, x[2], x[3]}));
+}
+
+TEST(ChannelsLastPointwise, RandomShapesRowMajor) {
+  std::mt19937 rng(17);
+  auto pick = [&](int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(rng); };
+  for (int trial = 0; trial < 30; ++trial) {
+    const int epilogue = std::vector<int>{0, 1, 2, 4, 5}[size_t(trial % 5)];
+    const int64_t c = pick(1, 90), m = trial % 3 ? pick(1, 40) : pick(60, 200);
+    const Shape x = {pick(1, 2), c, pick(1, 15), pick(1, 17)};
+    SCOPED_TRACE("trial " + std::to_string(trial));
+    expect_direct(pointwise(x, m, epilogue, uint32_t(700 + trial), trial % 2), kImplementation,
+                  cpu::kChannelsLastVariant);
+  }
+}
+
+// The kernel built for the whole graph, its input in layout `in` and its
+// output channels-last, against the interpreter.
+void expect_native(const Graph& graph, tag in) {
+  KernelGroup group = make_group(graph, all_nodes(graph));
+  group.variant = cpu::kChannelsLastVariant;
+  std::unique_ptr<Kernel> kernel = cpu::make_linear_kernel(graph, group);
+  ASSERT_NE(kernel, nullptr);
+  EXPECT_EQ(kernel->implementation(), kImplementation);
+  const std::map<std::string, Tensor> feeds = uniform_feeds(graph, 3, -2, 2);
+  const std::vector<Tensor> want = reference::run_graph(graph, feeds);
+  const Tensor& x = feeds.at("x");
+  const memory::dims x_dims(x.shape().begin(), x.shape().end());
+  const memory::desc x_md(x_dims, memory::data_type::f32, in);
+  ASSERT_TRUE(kernel->can_read_input_as(0, cpu::onednn::native_layout(x_md)));
+  kernel->read_input_as(0, cpu::onednn::native_layout(x_md));
+  const std::vector<float> x_data(x.data<float>(), x.data<float>() + x.numel());
+  std::vector<float> x_native = onednn_convert(x_data, cpu::onednn::plain_f32(x_dims), x_md);
+  const std::optional<NativeLayout> out_layout = kernel->native_output_layout(0);
+  ASSERT_TRUE(out_layout.has_value());
+  kernel->use_native_output(0);
+  std::vector<float> y_native(out_layout->bytes / sizeof(float));
+  KernelArgs args;
+  for (ValueId id : group.inputs) {
+    args.inputs.push_back(id == graph.inputs()[0] ? x_native.data() : graph.value(id).constant->raw());
+  }
+  args.outputs.push_back(y_native.data());
+  kernel->run(args);
+  kernel->run(args);  // twice: no state may leak between runs
+  const Shape& y_shape = want[0].shape();
+  const memory::dims y_dims(y_shape.begin(), y_shape.end());
+  const std::vector<float> y = onednn_convert(y_native, cpu::onednn::layout_desc(*out_layout),
+                                              cpu::onednn::plain_f32(y_dims));
+  Tensor got(want[0].type());
+  std::copy(y.begin(), y.end(), got.data<float>());
+  reference::Comparison c = reference::compare_tensors(got, want[0], 1e-4, 1e-4);
+  EXPECT_TRUE(c.ok) << c.mismatch;
+}
+
+TEST(ChannelsLastPointwise, NativeLayouts) {
+  const std::vector<std::tuple<Shape, int64_t, int>> cases = {
+      {{1, 32, 7, 7}, 48, 1},    {{1, 400, 7, 7}, 400, 1}, {{2, 16, 5, 9}, 70, 2},
+      {{1, 48, 14, 14}, 24, 4},  {{1, 64, 3, 3}, 130, 5},  {{2, 24, 6, 6}, 16, 0},
+  };
+  for (size_t i = 0; i < cases.size(); ++i) {
+    const auto& [x, m, epilogue] = cases[i];
+    for (tag in : {tag::nhwc, tag::nChw16c, tag::nChw8c, tag::nchw}) {
+      SCOPED_TRACE("case " + std::to_string(i) + " layout " + std::to_string(int(in)));
+      expect_native(pointwise(x, m, epilogue, uint32_t(800 + i), i % 2 == 0), in);
+    }
+  }
+}
+
+TEST(ChannelsLastPointwise, OnlyOneByOneWithoutRuntimeOperands) {
+  const auto variants = [](const Graph& g) { return cpu::linear_variants(g, make_group(g, all_nodes(g))); };
+  const auto has = [](const std::vector<std::string>& v) {
+    return std::find(v.begin(), v.end(), cpu::kChannelsLastVariant) != v.end();
+  };
+  EXPECT_TRUE(has(variants(pointwise({1, 8, 5, 5}, 8, 1, 1, true))));
+  EXPECT_FALSE(has(variants(pointwise({1, 8, 5, 5}, 8, 3, 1, true))));  // a residual Add
+  GraphBuilder b;
+  ValueId v = b.op("Conv", {b.input("x", {1, 8, 5, 5}), b.constant({8, 8, 3, 3})});
+  EXPECT_FALSE(has(variants(b.finish(v))));
+}
+
+TEST(ChannelsLastPointwise, KeepsNativeLayouts) {
+  const Graph g = pointwise({1, 8, 5, 5}, 8, 1, 1, true);
+  KernelGroup group = make_group(g, all_nodes(g));
+  group.variant = cpu::kChannelsLastVariant;
+  EXPECT_TRUE(cpu::linear_keeps_native_layouts(g, group));
+  group.variant = cpu::kDirectVariant;
+  EXPECT_FALSE(cpu::linear_keeps_native_layouts(g, group));
+}
+
+}  // namespace
+}  // namespace orchid::runtime
+
+namespace orchid::runtime {
+namespace {
+
+using namespace testing;  // NOLINT
+
+// A chain of 24 1x1 convs + ReLU (weights that do not stay in cache between
+// runs, as in a model), every kernel oneDNN's or every one channels-last,
+// tensors in the layouts the kernels negotiate: median ms per conv.
+// ORCHID_BENCH_THREADS=1 build/tests/orchid_unit_tests
+//   --gtest_filter=ChannelsLastPointwise.DISABLED_Benchmark --gtest_also_run_disabled_tests
+TEST(ChannelsLastPointwise, DISABLED_Benchmark) {
+  set_num_threads(std::getenv("ORCHID_BENCH_THREADS") ? std::atoi(std::getenv("ORCHID_BENCH_THREADS")) : 2);
+  for (const auto& [c, side] : std::vector<std::pair<int64_t, int64_t>>{{400, 7}, {160, 14}, {64, 56}, {96, 28}}) {
+    GraphBuilder b;
+    ValueId v = b.input("x", {1, c, side, side});
+    static const int kLayers = std::getenv("ORCHID_BENCH_LAYERS") ? std::atoi(std::getenv("ORCHID_BENCH_LAYERS")) : 24;
+    for (int i = 0; i < kLayers; ++i) {
+      v = b.op("Relu", {b.op("Conv", {v, b.constant({c, c, 1, 1}, -0.05, 0.05), b.constant({c})})});
+    }
+    const Graph graph = b.finish(v);
+    double ms[2];
+    for (int variant = 0; variant < 2; ++variant) {
+      Program program;
+      program.graph = graph;
+      for (size_t n = 0; n < graph.nodes().size(); n += 2) {
+        program.kernels.push_back(make_group(graph, {n, n + 1}));
+        program.kernels.back().variant = variant ? cpu::kChannelsLastVariant : "";
+      }
+      Executable e(std::move(program));
+      const std::map<std::string, Tensor> feeds = uniform_feeds(graph, 3, -1, 1);
+      e.run(feeds);
+      std::vector<double> totals;
+      for (int run = 0; run < 41; ++run) {
+        std::vector<double> seconds;
+        e.run(feeds, &seconds);
+        double total = 0;
+        for (double s : seconds) total += s;
+        totals.push_back(total);
+      }
+      std::sort(totals.begin(), totals.end());
+      ms[variant] = totals[totals.size() / 2] * 1e3 / kLayers;
+    }
+    std::printf("pw %ld->%ld %ldx%ld: onednn %.4f ms, channels-last %.4f ms per conv\n", long(c), long(c), long(side),
+                long(side), ms[0], ms[1]);
+  }
+}
+
+}  // namespace
+}  // namespace orchid::runtime
