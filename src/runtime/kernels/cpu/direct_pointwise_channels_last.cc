@@ -19,7 +19,9 @@
 // them coming from memory unprefetched, 0.12 prefetched, 0.11 with them in
 // cache). Epilogues run on each pixel's row segment while it is in cache,
 // or, when they treat all channels alike and one panel holds them all, on a
-// task's rows at once.
+// task's rows at once. A runtime operand of the output's shape (a residual
+// Add) is read channels-last like the output: in place when it arrives so,
+// else converted first.
 // Row-major (NCHW) outputs are computed channels-last into a buffer and
 // then transposed (layout_strided_copy.h); the BLP prices that against
 // the native output.
@@ -168,6 +170,8 @@ class ChannelsLastPointwiseKernel : public Kernel {
       : s_(s), epilogue_(graph, group, spec), out_md_(channels_last_desc(s)) {
     x_input_ = int(input_slot(group, spec.anchor.x));
     relu_ = only_relu(spec);
+    const dnnl::memory::desc row_major = onednn::plain_f32({s_.n, s_.cout, s_.oh, s_.ow});
+    for (size_t input : epilogue_.tensor_inputs()) operands_.push_back({input, onednn::layout_copy(row_major, out_md_)});
     plane_ = s_.ih * s_.iw;
     pixels_ = s_.n * plane_;
     image_blocks_ = (plane_ + kPixels - 1) / kPixels;
@@ -198,6 +202,13 @@ class ChannelsLastPointwiseKernel : public Kernel {
     float* y = static_cast<float*>(args.outputs[0]);
     epilogue_.bind(args);
     const size_t out_bytes = size_t(pixels_ * s_.cout) * sizeof(float);
+    for (size_t k = 0; k < operands_.size(); ++k) {
+      const Operand& o = operands_[k];
+      if (!o.to_channels_last) continue;  // in place
+      float* copy = reinterpret_cast<float*>(onednn::conversion_buffer(2 + k, out_bytes));
+      run_strided_copy(*o.to_channels_last, sizeof(float), args.inputs[o.input], copy);
+      epilogue_.rebind_tensor(o.input, copy);
+    }
     float* out = native_out_ ? y : reinterpret_cast<float*>(onednn::conversion_buffer(0, out_bytes));
     bias_.assign(size_t(panels_ * kPanel), 0.f);
     std::copy(epilogue_.biases(), epilogue_.biases() + s_.cout, bias_.begin());
@@ -229,7 +240,9 @@ class ChannelsLastPointwiseKernel : public Kernel {
           if (q0 < 0) q0 = q;
           q1 = q + rows;
           if (epilogue_.only_bias() || relu_ || whole_rows) continue;
-          for (int64_t r = 0; r < rows; ++r) epilogue_.apply_columns(c + r * s_.cout, 0, c0, width);
+          for (int64_t r = 0; r < rows; ++r) {
+            epilogue_.apply_columns(c + r * s_.cout, (q + r) * s_.cout + c0, c0, width);
+          }
         }
         if (whole_rows && !epilogue_.only_bias() && !relu_) epilogue_.apply(out + q0 * s_.cout, 0, 0, (q1 - q0) * s_.cout);
       }
@@ -257,22 +270,47 @@ class ChannelsLastPointwiseKernel : public Kernel {
   }
   // The input is read where it is, in any layout of dense planes and at most one
   // channel block.
+  // Operands of the epilogue: in any layout the layout copy converts to
+  // channels-last.
   bool can_read_input_as(size_t input, const NativeLayout& layout) const override {
-    if (int(input) != x_input_ || layout.kind != onednn::kOneDnnLayout) return false;
+    if (layout.kind != onednn::kOneDnnLayout) return false;
     const dnnl::memory::desc& md = onednn::layout_desc(layout);
-    return md.dims() == dnnl::memory::dims{s_.n, s_.cin, s_.ih, s_.iw} && channel_blocked(md).has_value();
+    if (int(input) == x_input_) {
+      return md.dims() == dnnl::memory::dims{s_.n, s_.cin, s_.ih, s_.iw} && channel_blocked(md).has_value();
+    }
+    return operand(input) && md.dims() == out_md_.dims() && (md == out_md_ || onednn::layout_copy(md, out_md_));
   }
   std::optional<NativeLayout> native_input_layout(size_t input) const override {
+    if (operand(input)) return onednn::native_layout(out_md_);
     if (int(input) != x_input_) return std::nullopt;
     return onednn::native_layout(dnnl::memory::desc({s_.n, s_.cin, s_.ih, s_.iw}, dnnl::memory::data_type::f32,
                                                     dnnl::memory::format_tag::nhwc));
   }
   void read_input_as(size_t input, const NativeLayout& layout) override {
     ORCHID_CHECK(can_read_input_as(input, layout)) << "input " << input << " cannot take the layout";
-    in_ = *channel_blocked(onednn::layout_desc(layout));
+    const dnnl::memory::desc& md = onednn::layout_desc(layout);
+    if (int(input) == x_input_) {
+      in_ = *channel_blocked(md);
+      return;
+    }
+    operand(input)->to_channels_last = md == out_md_ ? std::nullopt : onednn::layout_copy(md, out_md_);
   }
 
  private:
+  // A runtime operand of the epilogue, and how it becomes channels-last
+  // (nullopt: it is).
+  struct Operand {
+    size_t input;
+    std::optional<StridedCopy> to_channels_last;
+  };
+  Operand* operand(size_t input) {
+    for (Operand& o : operands_) {
+      if (o.input == input) return &o;
+    }
+    return nullptr;
+  }
+  const Operand* operand(size_t input) const { return const_cast<ChannelsLastPointwiseKernel*>(this)->operand(input); }
+
   ConvShape s_;
   LinearEpilogue epilogue_;
   dnnl::memory::desc out_md_;
@@ -285,6 +323,7 @@ class ChannelsLastPointwiseKernel : public Kernel {
   StridedCopy row_major_out_;  // channels-last -> NCHW
   bool native_out_ = false;
   bool relu_ = false;  // the epilogue is one ReLU, in the tile
+  std::vector<Operand> operands_;
 };
 
 }  // namespace
@@ -296,9 +335,9 @@ bool channels_last_pointwise_supported(const Graph& graph, const onednn::LinearS
   const direct::ConvShape s = direct::conv_shape(graph, spec.anchor);
   const bool one_by_one = s.kh == 1 && s.kw == 1 && s.ph == 0 && s.pw == 0 && s.oh == s.ih && s.ow == s.iw;
   if (s.groups != 1 || !one_by_one || s.sh != 1 || s.sw != 1) return false;
-  // Runtime tensor operands (a residual) are read row-major by the epilogue.
-  return std::none_of(spec.epilogues.begin(), spec.epilogues.end(), [](const onednn::Epilogue& e) {
-    return e.kind == onednn::EpilogueKind::Binary && e.tensor != kNoValue;
+  // Runtime operands (a residual) have the output's shape.
+  return std::all_of(spec.epilogues.begin(), spec.epilogues.end(), [&](const onednn::Epilogue& e) {
+    return e.tensor == kNoValue || graph.type(e.tensor).shape == Shape{s.n, s.cout, s.oh, s.ow};
   });
 }
 

@@ -173,6 +173,22 @@ void LinearEpilogue::apply_run(float* y, int64_t offset, int64_t channel, int64_
   }
 }
 
+void LinearEpilogue::rebind_tensor(size_t input, const float* data) {
+  for (Step& step : tail_) {
+    if (step.tensor_input == int(input)) step.tensor = data;
+  }
+}
+
+std::vector<size_t> LinearEpilogue::tensor_inputs() const {
+  std::vector<size_t> inputs;
+  for (const Step& step : tail_) {
+    if (step.tensor_input >= 0 && std::find(inputs.begin(), inputs.end(), size_t(step.tensor_input)) == inputs.end()) {
+      inputs.push_back(size_t(step.tensor_input));
+    }
+  }
+  return inputs;
+}
+
 bool LinearEpilogue::channel_independent() const {
   return std::all_of(tail_.begin(), tail_.end(), [](const Step& s) {
     return s.epilogue.kind == EpilogueKind::Eltwise || (s.tensor_input < 0 && s.epilogue.values.size() == 1);

@@ -30,6 +30,11 @@ class LinearEpilogue {
   LinearEpilogue(const Graph& graph, const KernelGroup& group, const onednn::LinearSpec& spec);
   // Before a run: reads the runtime bias and the binary operands.
   void bind(const KernelArgs& args);
+  // After bind: binary operand `input` (a group input) is read from `data`
+  // instead (a copy of it in the layout the kernel writes its output in).
+  void rebind_tensor(size_t input, const float* data);
+  // The group inputs that are runtime binary operands.
+  std::vector<size_t> tensor_inputs() const;
   float bias(int64_t channel) const { return bias_[channel]; }
   const float* biases() const { return bias_.data(); }
   // The epilogues after the bias on y[0, n), which are the output's elements
