@@ -2,6 +2,7 @@
 // epilogues against the reference interpreter, the forms that fall back to
 // the reference kernel, and the baseline plan's Conv + epilogue groups.
 #include "orchestration/baseline_plan.h"
+#include "runtime/kernels/cpu/onednn_common.h"
 #include "runtime/kernels/cpu/onednn_linear_spec.h"
 #include "runtime/kernels/cpu/registry.h"
 #include "runtime_test_util.h"
@@ -178,6 +179,20 @@ TEST(LinearKernel, KeepsNativeLayoutsAsItsKernelDoes) {
     for (size_t i = 0; i < group.inputs.size(); ++i) offers = offers || kernel->native_input_layout(i).has_value();
     EXPECT_EQ(offers, native) << kernel->implementation();
   }
+}
+
+// Grouped convs (not depthwise) keep channels-last, as brgconv keeps their
+// 1x1 neighbours: no reorders between them.
+TEST(LinearKernel, GroupedConvsWorkChannelsLast) {
+  using ints = std::vector<int64_t>;
+  const Graph g = conv_graph({1, 64, 14, 14}, {64, 16, 3, 3}, attrs({{"group", int64_t(4)}, {"pads", ints{1, 1, 1, 1}}}));
+  std::unique_ptr<Kernel> kernel = cpu::make_linear_kernel(g, make_group(g, {0}));
+  ASSERT_TRUE(kernel);
+  const std::optional<NativeLayout> out = kernel->native_output_layout(0);
+  ASSERT_TRUE(out.has_value());
+  const dnnl::memory::desc nhwc({1, 64, 14, 14}, dnnl::memory::data_type::f32, dnnl::memory::format_tag::nhwc);
+  EXPECT_TRUE(cpu::onednn::layout_desc(*out) == nhwc) << kernel->implementation();
+  expect_onednn(g, "onednn conv");
 }
 
 TEST(LinearKernel, ConvBiasAddThenRelu) {

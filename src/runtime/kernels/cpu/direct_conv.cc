@@ -356,14 +356,21 @@ Form form_of(const ConvShape& s) {
 
 }  // namespace direct
 
-bool direct_conv_supported(const Graph& graph, const onednn::LinearSpec& spec) {
+namespace direct {
+
+bool operands_supported(const Graph& graph, const onednn::LinearSpec& spec) {
   const onednn::LinearAnchor& a = spec.anchor;
   if (a.kind == onednn::LinearKind::MatMul || a.src.size() != 4 || !graph.value(a.w).is_constant()) return false;
   if (!graph.value(a.w).constant->defined() || graph.type(a.w).rank() != 4) return false;
   if (spec.out_type.dtype != DType::Float32 || graph.type(a.x).dtype != DType::Float32) return false;
-  for (const onednn::Epilogue& e : spec.epilogues) {
-    if (!epilogue_supported(e)) return false;
-  }
+  return std::all_of(spec.epilogues.begin(), spec.epilogues.end(), epilogue_supported);
+}
+
+}  // namespace direct
+
+bool direct_conv_supported(const Graph& graph, const onednn::LinearSpec& spec) {
+  const onednn::LinearAnchor& a = spec.anchor;
+  if (!direct::operands_supported(graph, spec)) return false;
   if (a.kind == onednn::LinearKind::ConvTranspose) {
     // One group, a phase's sum at most as long as a dense conv's, and at
     // least a register tile of output channels (FSRCNN's 56 -> 1 at 256x256

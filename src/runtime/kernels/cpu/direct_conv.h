@@ -22,8 +22,9 @@
 namespace orchid::runtime::cpu {
 
 inline constexpr const char* kDirectVariant = "direct";
-// Pointwise convs with pixels as the GEMM's rows, written channels-last
-// (direct_pointwise_channels_last.cc): a kernel that keeps native layouts.
+// Pointwise convs with pixels as the GEMM's rows and grouped ones with whole
+// vectors of output channels per group, written channels-last
+// (direct_channels_last.h): kernels that keep native layouts.
 inline constexpr const char* kChannelsLastVariant = "direct channels-last";
 
 // Whether a direct kernel computes this group: a float32 2-D Conv with
@@ -35,11 +36,13 @@ bool direct_conv_supported(const Graph& graph, const onednn::LinearSpec& spec);
 std::unique_ptr<Kernel> make_direct_conv_kernel(const Graph& graph, const KernelGroup& group,
                                                 const onednn::LinearSpec& spec);
 
-// Whether the channels-last pointwise kernel computes this group: a direct
-// conv that is 1x1, stride 1, one group, without runtime tensor operands.
-bool channels_last_pointwise_supported(const Graph& graph, const onednn::LinearSpec& spec);
-// That kernel; nullptr when channels_last_pointwise_supported is false.
-std::unique_ptr<Kernel> make_channels_last_pointwise_kernel(const Graph& graph, const KernelGroup& group,
-                                                            const onednn::LinearSpec& spec);
+// Whether a channels-last kernel computes this group: a float32 2-D Conv
+// with constant weights and supported epilogues (runtime operands of the
+// output's shape), 1x1 of stride 1 and one group, or grouped with output
+// channels per group a multiple of 16 (any kernel, stride, dilation, pads).
+bool channels_last_supported(const Graph& graph, const onednn::LinearSpec& spec);
+// That kernel; nullptr when channels_last_supported is false.
+std::unique_ptr<Kernel> make_channels_last_kernel(const Graph& graph, const KernelGroup& group,
+                                                  const onednn::LinearSpec& spec);
 
 }  // namespace orchid::runtime::cpu

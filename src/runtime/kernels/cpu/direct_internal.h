@@ -20,6 +20,10 @@ struct ConvShape {
 };
 ConvShape conv_shape(const Graph& graph, const onednn::LinearAnchor& anchor);
 
+// What every direct conv needs: a float32 2-D Conv or ConvTranspose with
+// constant weights whose epilogues LinearEpilogue applies.
+bool operands_supported(const Graph& graph, const onednn::LinearSpec& spec);
+
 // Outputs larger than this (twice the L2 of both cores here) are written
 // with stores that bypass the caches (simd::store_stream) where the kernel
 // writes them in a pass of its own and does not read them back: reading

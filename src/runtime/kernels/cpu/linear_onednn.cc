@@ -24,7 +24,7 @@ std::unique_ptr<Kernel> make_linear_kernel(const Graph& graph, const KernelGroup
     }
     std::unique_ptr<Kernel> kernel;
     if (spec && group.variant == kChannelsLastVariant) {
-      kernel = make_channels_last_pointwise_kernel(graph, group, *spec);
+      kernel = make_channels_last_kernel(graph, group, *spec);
     } else if (spec) {
       kernel = spec->anchor.kind == onednn::LinearKind::MatMul ? make_direct_matmul_kernel(graph, group, *spec)
                                                                : make_direct_conv_kernel(graph, group, *spec);
@@ -58,7 +58,7 @@ std::vector<std::string> linear_variants(const Graph& graph, const KernelGroup& 
   if (spec && (direct_conv_supported(graph, *spec) || direct_matmul_supported(graph, *spec))) {
     variants.push_back(kDirectVariant);
   }
-  if (spec && channels_last_pointwise_supported(graph, *spec)) variants.push_back(kChannelsLastVariant);
+  if (spec && channels_last_supported(graph, *spec)) variants.push_back(kChannelsLastVariant);
   return variants;
 }
 

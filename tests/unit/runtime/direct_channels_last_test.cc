@@ -1,4 +1,4 @@
-// The channels-last pointwise conv (direct_pointwise_channels_last.cc)
+// The channels-last convs (direct_channels_last.h), pointwise and grouped,
 // against the reference interpreter: randomized channel counts (tails of
 // every vector width, several weight panels), planes and batches, each kind
 // of epilogue (a residual Add included), with row-major buffers (its
@@ -21,8 +21,10 @@ namespace {
 using namespace testing;  // NOLINT
 using dnnl::memory;
 using tag = memory::format_tag;
+using ints = std::vector<int64_t>;
 
 constexpr const char* kImplementation = "direct pointwise conv (channels-last)";
+constexpr const char* kGroupedImplementation = "direct grouped conv (channels-last)";
 
 Graph pointwise(const Shape& x, int64_t m, int epilogue, uint32_t seed, bool bias) {
   GraphBuilder b;
@@ -48,12 +50,12 @@ TEST(ChannelsLastPointwise, RandomShapesRowMajor) {
 
 // The kernel built for the whole graph, its input in layout `in` and its
 // output channels-last, against the interpreter.
-void expect_native(const Graph& graph, tag in) {
+void expect_native(const Graph& graph, tag in, const std::string& implementation = kImplementation) {
   KernelGroup group = make_group(graph, all_nodes(graph));
   group.variant = cpu::kChannelsLastVariant;
   std::unique_ptr<Kernel> kernel = cpu::make_linear_kernel(graph, group);
   ASSERT_NE(kernel, nullptr);
-  EXPECT_EQ(kernel->implementation(), kImplementation);
+  EXPECT_EQ(kernel->implementation(), implementation);
   const std::map<std::string, Tensor> feeds = uniform_feeds(graph, 3, -2, 2);
   const std::vector<Tensor> want = reference::run_graph(graph, feeds);
   // Every runtime input (x, and a residual r) in layout `in`, converted by oneDNN.
@@ -105,6 +107,49 @@ TEST(ChannelsLastPointwise, NativeLayouts) {
   }
 }
 
+// A grouped conv of `groups` groups of cin_g -> 16 m_v channels.
+Graph grouped(const Shape& x, int64_t groups, int64_t m, const ints& k, const ints& stride, const ints& d, const ints& p,
+              int epilogue, uint32_t seed, bool bias) {
+  GraphBuilder b;
+  b.seed = seed;
+  std::vector<ValueId> inputs = {b.input("x", x), b.constant({m, x[1] / groups, k[0], k[1]}, -0.5, 0.5)};
+  if (bias) inputs.push_back(b.constant({m}));
+  ValueId v = b.op("Conv", inputs,
+                   attrs({{"group", groups}, {"strides", stride}, {"dilations", d}, {"pads", p}, {"kernel_shape", k}}));
+  Shape out = {x[0], m};
+  for (size_t i = 0; i < 2; ++i) out.push_back((x[2 + i] + p[i] + p[i + 2] - d[i] * (k[i] - 1) - 1) / stride[i] + 1);
+  return b.finish(add_conv_epilogue(b, v, epilogue, m, out));
+}
+
+TEST(ChannelsLastGrouped, RandomShapesRowMajor) {
+  std::mt19937 rng(23);
+  auto pick = [&](int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(rng); };
+  for (int trial = 0; trial < 30; ++trial) {
+    const int64_t groups = pick(2, 5), cin_g = pick(1, 20), m = groups * 16 * pick(1, 2);
+    const ints k = {pick(1, 3), pick(1, 3)}, stride = {pick(1, 2), pick(1, 2)}, d = {pick(1, 2), pick(1, 2)};
+    const ints p = {pick(0, k[0] - 1), pick(0, k[1] - 1), pick(0, k[0] - 1), pick(0, k[1] - 1)};
+    const Shape x = {pick(1, 2), groups * cin_g, pick(4, 20), pick(4, 33)};
+    if (x[2] + p[0] + p[2] < d[0] * (k[0] - 1) + 1 || x[3] + p[1] + p[3] < d[1] * (k[1] - 1) + 1) continue;
+    SCOPED_TRACE("trial " + std::to_string(trial));
+    expect_direct(grouped(x, groups, m, k, stride, d, p, trial % 6, uint32_t(900 + trial), trial % 2),
+                  kGroupedImplementation, cpu::kChannelsLastVariant);
+  }
+}
+
+TEST(ChannelsLastGrouped, NativeLayouts) {
+  const std::vector<Graph> graphs = {
+      grouped({1, 32, 12, 12}, 2, 32, {3, 3}, {2, 2}, {1, 1}, {1, 1, 1, 1}, 1, 1, true),   // RegNet's stride 2
+      grouped({1, 64, 7, 7}, 4, 64, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, 3, 2, true),     // residual
+      grouped({2, 48, 9, 10}, 3, 96, {3, 1}, {1, 2}, {2, 1}, {2, 0, 1, 0}, 2, 3, false),
+  };
+  for (size_t i = 0; i < graphs.size(); ++i) {
+    for (tag in : {tag::nhwc, tag::nChw16c, tag::nchw}) {
+      SCOPED_TRACE("graph " + std::to_string(i) + " layout " + std::to_string(int(in)));
+      expect_native(graphs[i], in, kGroupedImplementation);
+    }
+  }
+}
+
 TEST(ChannelsLastPointwise, OnlyOneByOne) {
   const auto variants = [](const Graph& g) { return cpu::linear_variants(g, make_group(g, all_nodes(g))); };
   const auto has = [](const std::vector<std::string>& v) {
@@ -114,7 +159,10 @@ TEST(ChannelsLastPointwise, OnlyOneByOne) {
   EXPECT_TRUE(has(variants(pointwise({1, 8, 5, 5}, 8, 3, 1, true))));  // a residual Add
   GraphBuilder b;
   ValueId v = b.op("Conv", {b.input("x", {1, 8, 5, 5}), b.constant({8, 8, 3, 3})});
-  EXPECT_FALSE(has(variants(b.finish(v))));
+  EXPECT_FALSE(has(variants(b.finish(v))));  // dense 3x3
+  // Grouped: whole vectors of output channels per group only.
+  EXPECT_TRUE(has(variants(grouped({1, 32, 6, 6}, 2, 32, {3, 3}, {2, 2}, {1, 1}, {1, 1, 1, 1}, 0, 1, true))));
+  EXPECT_FALSE(has(variants(grouped({1, 32, 6, 6}, 4, 32, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, 0, 1, true))));
 }
 
 TEST(ChannelsLastPointwise, KeepsNativeLayouts) {
@@ -134,19 +182,27 @@ namespace {
 
 using namespace testing;  // NOLINT
 
-// A chain of 24 1x1 convs + ReLU (weights that do not stay in cache between
-// runs, as in a model), every kernel oneDNN's or every one channels-last,
-// tensors in the layouts the kernels negotiate: median ms per conv.
+// Chains of 24 convs + ReLU, 1x1 or grouped 3x3 (weights that do not stay
+// in cache between runs, as in a model), every kernel oneDNN's or every one
+// channels-last, tensors in the layouts the kernels negotiate: median ms
+// per conv.
 // ORCHID_BENCH_THREADS=1 build/tests/orchid_unit_tests
 //   --gtest_filter=ChannelsLastPointwise.DISABLED_Benchmark --gtest_also_run_disabled_tests
 TEST(ChannelsLastPointwise, DISABLED_Benchmark) {
   set_num_threads(std::getenv("ORCHID_BENCH_THREADS") ? std::atoi(std::getenv("ORCHID_BENCH_THREADS")) : 2);
-  for (const auto& [c, side] : std::vector<std::pair<int64_t, int64_t>>{{400, 7}, {160, 14}, {64, 56}, {96, 28}}) {
+  const int layers = std::getenv("ORCHID_BENCH_LAYERS") ? std::atoi(std::getenv("ORCHID_BENCH_LAYERS")) : 24;
+  struct Case {
+    int64_t c, side, groups, k;
+  };
+  for (const Case& t : std::vector<Case>{{400, 7, 1, 1}, {160, 14, 1, 1}, {64, 56, 1, 1}, {96, 28, 1, 1},
+                                         {400, 7, 25, 3}, {160, 14, 10, 3}, {64, 28, 4, 3}, {32, 56, 2, 3}}) {
     GraphBuilder b;
-    ValueId v = b.input("x", {1, c, side, side});
-    static const int kLayers = std::getenv("ORCHID_BENCH_LAYERS") ? std::atoi(std::getenv("ORCHID_BENCH_LAYERS")) : 24;
-    for (int i = 0; i < kLayers; ++i) {
-      v = b.op("Relu", {b.op("Conv", {v, b.constant({c, c, 1, 1}, -0.05, 0.05), b.constant({c})})});
+    ValueId v = b.input("x", {1, t.c, t.side, t.side});
+    for (int i = 0; i < layers; ++i) {
+      const int64_t p = t.k / 2;
+      v = b.op("Conv", {v, b.constant({t.c, t.c / t.groups, t.k, t.k}, -0.05, 0.05), b.constant({t.c})},
+               attrs({{"group", t.groups}, {"pads", std::vector<int64_t>{p, p, p, p}}}));
+      v = b.op("Relu", {v});
     }
     const Graph graph = b.finish(v);
     double ms[2];
@@ -169,10 +225,10 @@ TEST(ChannelsLastPointwise, DISABLED_Benchmark) {
         totals.push_back(total);
       }
       std::sort(totals.begin(), totals.end());
-      ms[variant] = totals[totals.size() / 2] * 1e3 / kLayers;
+      ms[variant] = totals[totals.size() / 2] * 1e3 / layers;
     }
-    std::printf("pw %ld->%ld %ldx%ld: onednn %.4f ms, channels-last %.4f ms per conv\n", long(c), long(c), long(side),
-                long(side), ms[0], ms[1]);
+    std::printf("%s %ld ch g%ld %ldx%ld: onednn %.4f ms, channels-last %.4f ms per conv\n", t.k == 1 ? "pw" : "grouped",
+                long(t.c), long(t.groups), long(t.side), long(t.side), ms[0], ms[1]);
   }
 }
 

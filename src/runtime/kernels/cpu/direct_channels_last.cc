@@ -1,0 +1,165 @@
+#include "runtime/kernels/cpu/direct_channels_last.h"
+
+#include <algorithm>
+
+#include "runtime/kernels/cpu/direct_conv.h"
+#include "runtime/kernels/cpu/onednn_common.h"
+#include "support/error.h"
+
+namespace orchid::runtime::cpu {
+
+namespace direct {
+
+namespace {
+
+using dnnl::memory;
+
+memory::desc channels_last_desc(int64_t n, int64_t c, int64_t h, int64_t w) {
+  return memory::desc({n, c, h, w}, memory::data_type::f32, memory::format_tag::nhwc);
+}
+
+}  // namespace
+
+std::optional<ChannelBlockedLayout> channel_blocked(const memory::desc& md) {
+  const dnnl_memory_desc_t& d = md.data;
+  if (d.ndims != 4 || d.data_type != dnnl_f32 || d.format_kind != dnnl_blocked) return std::nullopt;
+  const dnnl_blocking_desc_t& b = d.format_desc.blocking;
+  if (b.strides[2] != b.strides[3] * d.dims[3]) return std::nullopt;  // planes not dense
+  ChannelBlockedLayout layout{b.strides[0], b.strides[1], b.strides[3], 1, 1, d.offset0};
+  if (b.inner_nblks == 1 && b.inner_idxs[0] == 1) {
+    layout.block = b.inner_blks[0];  // blocked: consecutive channels within a block
+  } else if (b.inner_nblks == 0) {
+    layout.block = d.dims[1], layout.channel = b.strides[1];  // plain: one block, channels sc apart
+  } else {
+    return std::nullopt;
+  }
+  return layout;
+}
+
+bool only_relu(const onednn::LinearSpec& spec) {
+  int relus = 0, others = 0;
+  for (const onednn::Epilogue& e : spec.epilogues) {
+    if (e.kind == onednn::EpilogueKind::Bias) continue;
+    const bool relu = e.kind == onednn::EpilogueKind::Eltwise && e.algorithm == dnnl::algorithm::eltwise_relu &&
+                      e.alpha == 0.f;
+    relus += relu, others += !relu;
+  }
+  return relus == 1 && others == 0;
+}
+
+ChannelsLastConvKernel::ChannelsLastConvKernel(const Graph& graph, const KernelGroup& group,
+                                               const onednn::LinearSpec& spec, const ConvShape& s, InPlace in_place)
+    : s_(s),
+      epilogue_(graph, group, spec),
+      relu_(only_relu(spec)),
+      in_place_(in_place),
+      in_md_(channels_last_desc(s.n, s.cin, s.ih, s.iw)),
+      out_md_(channels_last_desc(s.n, s.cout, s.oh, s.ow)) {
+  x_input_ = int(input_slot(group, spec.anchor.x));
+  const memory::desc row_major_out = onednn::plain_f32({s_.n, s_.cout, s_.oh, s_.ow});
+  for (size_t input : epilogue_.tensor_inputs()) {
+    operands_.push_back({input, onednn::layout_copy(row_major_out, out_md_)});
+  }
+  read_input_as(size_t(x_input_), onednn::native_layout(onednn::plain_f32({s_.n, s_.cin, s_.ih, s_.iw})));
+  const int64_t plane = s_.oh * s_.ow;
+  row_major_out_ = coalesce(dense_output_copy({s_.n, s_.cout, s_.oh, s_.ow}, {plane * s_.cout, 1, s_.ow * s_.cout, s_.cout}));
+}
+
+void ChannelsLastConvKernel::run(const KernelArgs& args) {
+  const float* x = static_cast<const float*>(args.inputs[size_t(x_input_)]);
+  float* y = static_cast<float*>(args.outputs[0]);
+  epilogue_.bind(args);
+  const size_t out_bytes = size_t(s_.n * s_.oh * s_.ow * s_.cout) * sizeof(float);
+  for (size_t k = 0; k < operands_.size(); ++k) {
+    const Operand& o = operands_[k];
+    if (!o.to_channels_last) continue;  // in place
+    float* copy = reinterpret_cast<float*>(onednn::conversion_buffer(2 + k, out_bytes));
+    run_strided_copy(*o.to_channels_last, sizeof(float), args.inputs[o.input], copy);
+    epilogue_.rebind_tensor(o.input, copy);
+  }
+  ChannelBlockedLayout in = in_;
+  if (x_to_channels_last_) {
+    float* copy = reinterpret_cast<float*>(onednn::conversion_buffer(1, in_md_.get_size()));
+    run_strided_copy(*x_to_channels_last_, sizeof(float), x, copy);
+    x = copy;
+    in = *channel_blocked(in_md_);
+  }
+  float* out = native_out_ ? y : reinterpret_cast<float*>(onednn::conversion_buffer(0, out_bytes));
+  compute(x, in, out);
+  if (!native_out_) run_strided_copy(row_major_out_, sizeof(float), out, y);
+}
+
+bool ChannelsLastConvKernel::reads_input_at_run(size_t input) const {
+  return int(input) == x_input_ || epilogue_.reads_input(input);
+}
+
+std::optional<NativeLayout> ChannelsLastConvKernel::native_output_layout(size_t output) const {
+  if (output != 0 || native_out_) return std::nullopt;
+  return onednn::native_layout(out_md_);
+}
+
+void ChannelsLastConvKernel::use_native_output(size_t output) {
+  ORCHID_CHECK(output == 0 && !native_out_) << "no native layout for output " << output;
+  native_out_ = true;
+}
+
+bool ChannelsLastConvKernel::can_read_input_as(size_t input, const NativeLayout& layout) const {
+  if (layout.kind != onednn::kOneDnnLayout) return false;
+  const memory::desc& md = onednn::layout_desc(layout);
+  if (int(input) == x_input_) {
+    if (md.dims() != in_md_.dims()) return false;
+    const std::optional<ChannelBlockedLayout> blocked = channel_blocked(md);
+    return (blocked && in_place_(*blocked, s_)) || md == in_md_ || onednn::layout_copy(md, in_md_);
+  }
+  return operand(input) && md.dims() == out_md_.dims() && (md == out_md_ || onednn::layout_copy(md, out_md_));
+}
+
+std::optional<NativeLayout> ChannelsLastConvKernel::native_input_layout(size_t input) const {
+  if (operand(input)) return onednn::native_layout(out_md_);
+  if (int(input) != x_input_) return std::nullopt;
+  return onednn::native_layout(in_md_);
+}
+
+void ChannelsLastConvKernel::read_input_as(size_t input, const NativeLayout& layout) {
+  ORCHID_CHECK(can_read_input_as(input, layout)) << "input " << input << " cannot take the layout";
+  const memory::desc& md = onednn::layout_desc(layout);
+  if (int(input) == x_input_) {
+    const std::optional<ChannelBlockedLayout> blocked = channel_blocked(md);
+    const bool direct = blocked && in_place_(*blocked, s_);
+    if (direct) in_ = *blocked;
+    x_to_channels_last_ = direct ? std::nullopt : onednn::layout_copy(md, in_md_);
+    return;
+  }
+  for (Operand& o : operands_) {
+    if (o.input == input) o.to_channels_last = md == out_md_ ? std::nullopt : onednn::layout_copy(md, out_md_);
+  }
+}
+
+const ChannelsLastConvKernel::Operand* ChannelsLastConvKernel::operand(size_t input) const {
+  for (const Operand& o : operands_) {
+    if (o.input == input) return &o;
+  }
+  return nullptr;
+}
+
+}  // namespace direct
+
+bool channels_last_supported(const Graph& graph, const onednn::LinearSpec& spec) {
+  if (!direct::operands_supported(graph, spec) || spec.anchor.kind != onednn::LinearKind::Conv) return false;
+  const direct::ConvShape s = direct::conv_shape(graph, spec.anchor);
+  if (!direct::channels_last_pointwise_shape(s) && !direct::channels_last_grouped_shape(s)) return false;
+  // Runtime operands (a residual) have the output's shape.
+  return std::all_of(spec.epilogues.begin(), spec.epilogues.end(), [&](const onednn::Epilogue& e) {
+    return e.tensor == kNoValue || graph.type(e.tensor).shape == Shape{s.n, s.cout, s.oh, s.ow};
+  });
+}
+
+std::unique_ptr<Kernel> make_channels_last_kernel(const Graph& graph, const KernelGroup& group,
+                                                  const onednn::LinearSpec& spec) {
+  if (!channels_last_supported(graph, spec)) return nullptr;
+  const direct::ConvShape s = direct::conv_shape(graph, spec.anchor);
+  if (direct::channels_last_pointwise_shape(s)) return direct::make_channels_last_pointwise(graph, group, spec, s);
+  return direct::make_channels_last_grouped(graph, group, spec, s);
+}
+
+}  // namespace orchid::runtime::cpu
