@@ -187,8 +187,8 @@ using namespace testing;  // NOLINT
 // channels-last, tensors in the layouts the kernels negotiate: median ms
 // per conv.
 // ORCHID_BENCH_THREADS=1 build/tests/orchid_unit_tests
-//   --gtest_filter=ChannelsLastPointwise.DISABLED_Benchmark --gtest_also_run_disabled_tests
-TEST(ChannelsLastPointwise, DISABLED_Benchmark) {
+//   --gtest_filter=ChannelsLast.DISABLED_Benchmark --gtest_also_run_disabled_tests
+TEST(ChannelsLast, DISABLED_Benchmark) {
   set_num_threads(std::getenv("ORCHID_BENCH_THREADS") ? std::atoi(std::getenv("ORCHID_BENCH_THREADS")) : 2);
   const int layers = std::getenv("ORCHID_BENCH_LAYERS") ? std::atoi(std::getenv("ORCHID_BENCH_LAYERS")) : 24;
   struct Case {
