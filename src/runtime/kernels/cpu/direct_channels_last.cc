@@ -1,6 +1,7 @@
 #include "runtime/kernels/cpu/direct_channels_last.h"
 
 #include <algorithm>
+#include <cstdint>
 
 #include "runtime/kernels/cpu/direct_conv.h"
 #include "runtime/kernels/cpu/onednn_common.h"
@@ -34,6 +35,13 @@ std::optional<ChannelBlockedLayout> channel_blocked(const memory::desc& md) {
     return std::nullopt;
   }
   return layout;
+}
+
+float* aligned_floats(std::vector<float>& storage, int64_t n) {
+  constexpr uintptr_t kFloatsPerLine = 16;
+  storage.assign(size_t(n) + kFloatsPerLine, 0.f);
+  const uintptr_t misaligned = reinterpret_cast<uintptr_t>(storage.data()) / sizeof(float) % kFloatsPerLine;
+  return storage.data() + (kFloatsPerLine - misaligned) % kFloatsPerLine;
 }
 
 bool only_relu(const onednn::LinearSpec& spec) {

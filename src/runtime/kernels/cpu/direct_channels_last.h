@@ -35,6 +35,10 @@ struct ChannelBlockedLayout {
 };
 std::optional<ChannelBlockedLayout> channel_blocked(const dnnl::memory::desc& md);
 
+// n zeroed floats in `storage`, starting on a 64-byte boundary (packed
+// weights: a vector load across two cache lines costs two).
+float* aligned_floats(std::vector<float>& storage, int64_t n);
+
 // Whether the spec's epilogues after the bias are one ReLU.
 bool only_relu(const onednn::LinearSpec& spec);
 

@@ -93,8 +93,7 @@ class ChannelsLastGroupedKernel : public ChannelsLastConvKernel {
     cin_g_ = s_.cin / s_.groups, cout_g_ = s_.cout / s_.groups, taps_ = s_.kh * s_.kw;
     // ONNX's [cout][cin_g][kh][kw] as [group][tap][ci][cout_g].
     const std::vector<float> w = onednn::constant_values(*graph.value(spec.anchor.w).constant);
-    storage_.assign(size_t(s_.cout * cin_g_ * taps_ + kLanes), 0.f);
-    packed_ = storage_.data() + (kLanes - reinterpret_cast<uintptr_t>(storage_.data()) / 4 % kLanes) % kLanes;
+    packed_ = aligned_floats(storage_, s_.cout * cin_g_ * taps_);
     for (int64_t o = 0; o < s_.cout; ++o) {
       const int64_t g = o / cout_g_, j = o % cout_g_;
       for (int64_t ci = 0; ci < cin_g_; ++ci) {

@@ -98,11 +98,10 @@ void tile(const PixelRows& x, const float* w, int64_t depth, const float* bias, 
       for (int v = 0; v < V; ++v) acc[r][v] = acc[r][v] > 0.f ? acc[r][v] : 0.f;
     }
   }
-  const __mmask16 tail = __mmask16((1u << last) - 1u);
   for (int64_t r = 0; r < rows; ++r) {
     float* cr = c + r * ldc;
     for (int v = 0; v + 1 < V; ++v) simd::store(cr + v * kLanes, acc[r][v]);
-    _mm512_mask_storeu_ps(cr + (V - 1) * kLanes, tail, __m512(acc[r][V - 1]));
+    simd::store_first(cr + (V - 1) * kLanes, acc[r][V - 1], last);
   }
 }
 
@@ -127,9 +126,7 @@ class ChannelsLastPointwiseKernel : public ChannelsLastConvKernel {
     panels_ = (s_.cout + kPanel - 1) / kPanel;
     // ONNX's weights [cout][cin] as panels [cout / 64][cin][64], zero-padded.
     const std::vector<float> w = onednn::constant_values(*graph.value(spec.anchor.w).constant);
-    // (64-byte aligned: a vector load across two cache lines costs two)
-    panels_storage_.assign(size_t(panels_ * s_.cin * kPanel + kLanes), 0.f);
-    packed_ = panels_storage_.data() + (kLanes - reinterpret_cast<uintptr_t>(panels_storage_.data()) / 4 % kLanes) % kLanes;
+    packed_ = aligned_floats(panels_storage_, panels_ * s_.cin * kPanel);
     for (int64_t o = 0; o < s_.cout; ++o) {
       float* column = packed_ + o / kPanel * s_.cin * kPanel + o % kPanel;
       for (int64_t k = 0; k < s_.cin; ++k) column[k * kPanel] = w[size_t(o * s_.cin + k)];
@@ -149,7 +146,7 @@ class ChannelsLastPointwiseKernel : public ChannelsLastConvKernel {
   }
 
  private:
-  void compute(const float* x, const ChannelBlockedLayout& in_, float* out) override {
+  void compute(const float* x, const ChannelBlockedLayout& in, float* out) override {
     bias_.assign(size_t(panels_ * kPanel), 0.f);
     std::copy(epilogue_.biases(), epilogue_.biases() + s_.cout, bias_.begin());
     // The epilogue over a task's rows at once, or per pixel and panel.
@@ -173,8 +170,8 @@ class ChannelsLastPointwiseKernel : public ChannelsLastConvKernel {
           const int64_t rows = std::min(kPixels, plane_ - p0), q = image * plane_ + p0;
           float* c = out + q * s_.cout + c0;
           const int64_t now = std::min(lines, per_block);
-          const PixelRows a{x + in_.offset + image * in_.sn + p0 * in_.sw, in_.sw, in_.channel, in_.block,
-                            in_.sc};
+          const PixelRows a{x + in.offset + image * in.sn + p0 * in.sw, in.sw, in.channel, in.block,
+                            in.sc};
           kTiles[relu_][vectors - 1](a, weights, s_.cin, bias_.data() + c0, c, s_.cout, rows, last, next, now);
           next += now * kLine, lines -= now;
           if (q0 < 0) q0 = q;

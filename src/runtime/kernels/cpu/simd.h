@@ -56,6 +56,16 @@ inline void store_stream(float* p, Vec v) {
 }
 inline void stream_fence() { _mm_sfence(); }
 
+// The first n (<= kLanes) lanes of v stored at p; the memory after them is
+// not touched.
+inline void store_first(float* p, Vec v, int64_t n) {
+#ifdef __AVX512F__
+  _mm512_mask_storeu_ps(p, __mmask16((1u << n) - 1u), __m512(v));
+#else
+  std::memcpy(p, &v, size_t(n) * sizeof(float));
+#endif
+}
+
 // out[2 j] = even[j], out[2 j + 1] = odd[j] for the whole vectors of n, each
 // pair of output vectors written by put(p, v); returns how many j it did.
 template <typename Put>
