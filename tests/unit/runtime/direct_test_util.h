@@ -1,5 +1,5 @@
 // Shared by the direct kernels' tests (direct_conv_test.cc,
-// direct_matmul_test.cc, direct_pointwise_channels_last_test.cc): a whole
+// direct_matmul_test.cc, direct_channels_last_test.cc): a whole
 // graph as one kernel of a direct variant against the interpreter.
 #pragma once
 

@@ -62,7 +62,6 @@ std::optional<Geometry> geometry(const Graph& graph, const onednn::LinearSpec& s
   return g;
 }
 
-memory::desc nhwc(const dims& d) { return memory::desc(d, dt::f32, tag::nhwc); }
 
 // A tensor between a runtime buffer in layout `given` and the NHWC buffer
 // the matmul reads or writes: the same bytes, or a reorder per call.
@@ -78,8 +77,8 @@ class DeconvMatmulKernel : public Kernel {
   DeconvMatmulKernel(const Graph& graph, const KernelGroup& group, const onednn::LinearSpec& spec, const Geometry& g)
       : g_(g), bias_(graph, group, spec), stream_(onednn::cpu_engine()) {
     x_input_ = input_slot(group, spec.anchor.x);
-    in_nhwc_ = nhwc({g.n, g.cin, g.h, g.w});
-    out_nhwc_ = nhwc({g.n, g.cout, g.h * g.sh, g.w * g.sw});
+    in_nhwc_ = onednn::channels_last_f32({g.n, g.cin, g.h, g.w});
+    out_nhwc_ = onednn::channels_last_f32({g.n, g.cout, g.h * g.sh, g.w * g.sw});
     const int64_t row = g.sw * g.cout;
     const memory::desc src({g.n * g.h, 1, g.w, g.cin}, dt::f32, tag::abcd);
     const memory::desc dst({g.n * g.h, g.sh, g.w, row}, dt::f32, tag::abcd);
@@ -128,8 +127,7 @@ class DeconvMatmulKernel : public Kernel {
 
   std::string implementation() const override { return name_; }
   std::vector<std::span<const std::byte>> weight_buffers() const override {
-    const memory& w = args_.at(DNNL_ARG_WEIGHTS);
-    return {{static_cast<const std::byte*>(w.get_data_handle()), w.get_desc().get_size()}};
+    return {onednn::memory_bytes(args_.at(DNNL_ARG_WEIGHTS))};
   }
 
   bool reads_input_at_run(size_t input) const override { return input == x_input_ || bias_.reads_input(input); }

@@ -11,15 +11,7 @@ namespace orchid::runtime::cpu {
 
 namespace direct {
 
-namespace {
-
 using dnnl::memory;
-
-memory::desc channels_last_desc(int64_t n, int64_t c, int64_t h, int64_t w) {
-  return memory::desc({n, c, h, w}, memory::data_type::f32, memory::format_tag::nhwc);
-}
-
-}  // namespace
 
 std::optional<ChannelBlockedLayout> channel_blocked(const memory::desc& md) {
   const dnnl_memory_desc_t& d = md.data;
@@ -61,16 +53,17 @@ ChannelsLastConvKernel::ChannelsLastConvKernel(const Graph& graph, const KernelG
       epilogue_(graph, group, spec),
       relu_(only_relu(spec)),
       in_place_(in_place),
-      in_md_(channels_last_desc(s.n, s.cin, s.ih, s.iw)),
-      out_md_(channels_last_desc(s.n, s.cout, s.oh, s.ow)) {
+      in_md_(onednn::channels_last_f32({s.n, s.cin, s.ih, s.iw})),
+      out_md_(onednn::channels_last_f32({s.n, s.cout, s.oh, s.ow})) {
   x_input_ = int(input_slot(group, spec.anchor.x));
   const memory::desc row_major_out = onednn::plain_f32({s_.n, s_.cout, s_.oh, s_.ow});
   for (size_t input : epilogue_.tensor_inputs()) {
     operands_.push_back({input, onednn::layout_copy(row_major_out, out_md_)});
   }
   read_input_as(size_t(x_input_), onednn::native_layout(onednn::plain_f32({s_.n, s_.cin, s_.ih, s_.iw})));
-  const int64_t plane = s_.oh * s_.ow;
-  row_major_out_ = coalesce(dense_output_copy({s_.n, s_.cout, s_.oh, s_.ow}, {plane * s_.cout, 1, s_.ow * s_.cout, s_.cout}));
+  const std::optional<StridedCopy> to_row_major = onednn::layout_copy(out_md_, row_major_out);
+  ORCHID_CHECK(to_row_major) << "no copy from channels-last to NCHW";
+  row_major_out_ = *to_row_major;
 }
 
 void ChannelsLastConvKernel::run(const KernelArgs& args) {

@@ -120,7 +120,6 @@ class ChannelsLastPointwiseKernel : public ChannelsLastConvKernel {
           return true;  // any layout: strided broadcasts
         }) {
     plane_ = s_.ih * s_.iw;
-    pixels_ = s_.n * plane_;
     image_blocks_ = (plane_ + kPixels - 1) / kPixels;
     blocks_ = s_.n * image_blocks_;
     panels_ = (s_.cout + kPanel - 1) / kPanel;
@@ -186,7 +185,7 @@ class ChannelsLastPointwiseKernel : public ChannelsLastConvKernel {
     });
   }
 
-  int64_t plane_ = 0, pixels_ = 0, image_blocks_ = 0, blocks_ = 0, panels_ = 0, chunk_ = 1, chunks_ = 1;
+  int64_t plane_ = 0, image_blocks_ = 0, blocks_ = 0, panels_ = 0, chunk_ = 1, chunks_ = 1;
   std::vector<float> panels_storage_;
   float* packed_ = nullptr;  // the weights [panels][cin][kPanel], in panels_storage_
   std::vector<float> bias_;         // padded to whole panels

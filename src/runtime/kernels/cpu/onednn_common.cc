@@ -46,6 +46,14 @@ dnnl::memory::desc plain_f32(const dnnl::memory::dims& dims) {
   return dnnl::memory::desc(dims, dnnl::memory::data_type::f32, dense_strides(dims));
 }
 
+dnnl::memory::desc channels_last_f32(const dnnl::memory::dims& dims) {
+  return dnnl::memory::desc(dims, dnnl::memory::data_type::f32, dnnl::memory::format_tag::nhwc);
+}
+
+std::span<const std::byte> memory_bytes(const dnnl::memory& m) {
+  return {static_cast<const std::byte*>(m.get_data_handle()), m.get_desc().get_size()};
+}
+
 namespace {
 
 // How a dense layout addresses logical dimension d: index i lands at

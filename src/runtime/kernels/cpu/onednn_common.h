@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <memory>
 #include <optional>
+#include <span>
 #include <vector>
 
 #include "runtime/kernel.h"
@@ -33,6 +34,11 @@ std::byte* conversion_buffer(size_t role, size_t bytes);
 
 // A dense row-major float32 descriptor of `dims`.
 dnnl::memory::desc plain_f32(const dnnl::memory::dims& dims);
+// A channels-last (NHWC, acdb) float32 descriptor of 4-D `dims`.
+dnnl::memory::desc channels_last_f32(const dnnl::memory::dims& dims);
+
+// The bytes of a memory's buffer (Kernel::weight_buffers of packed weights).
+std::span<const std::byte> memory_bytes(const dnnl::memory& m);
 
 // The copy of a tensor in layout `from` into the box of layout `to` that
 // starts at `offset` (per logical dimension; empty: at the origin) and has

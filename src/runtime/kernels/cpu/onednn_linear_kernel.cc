@@ -42,7 +42,6 @@ using tag = memory::format_tag;
 
 memory::desc plain(const dims& d) { return plain_f32(d); }
 memory::desc any(const dims& d) { return memory::desc(d, dt::f32, tag::any); }
-memory::desc nhwc(const dims& d) { return memory::desc(d, dt::f32, tag::nhwc); }
 
 // A memory whose data pointer is set per call to an argument buffer.
 struct Bound {
@@ -73,9 +72,9 @@ class LinearKernel : public Kernel {
     // fast; the model ran in 7.8 and 4.6 ms.
     const bool channels_last = !matmul && a.src.size() == 4 && a.groups > 1 && a.groups != a.src[1];
     if (channels_last) {
-      create_primitive(nhwc(a.src), weights_md, bias_md, nhwc(a.dst), dnnl::primitive_attr());
+      create_primitive(channels_last_f32(a.src), weights_md, bias_md, channels_last_f32(a.dst), dnnl::primitive_attr());
       const bool slow = name_.find("gemm") != std::string::npos || name_.find("ref") != std::string::npos;
-      if (!slow) src_md = nhwc(a.src), dst_md = nhwc(a.dst);  // else as oneDNN chooses
+      if (!slow) src_md = channels_last_f32(a.src), dst_md = channels_last_f32(a.dst);  // else as oneDNN chooses
     }
     // With a runtime binary operand oneDNN 2.6 will not pick layouts for a
     // fast implementation itself (it fell to gemm:jit, 13.0 ms instead of
@@ -104,7 +103,6 @@ class LinearKernel : public Kernel {
     }
     bind_activations();
     bind_weights(graph, group, constant_weights);
-    constant_weights_ = constant_weights;
     bind_post_op_operands(group);
     if (has_bias) args_[DNNL_ARG_BIAS] = memory(bias_md, cpu_engine(), bias_.data());
   }
@@ -128,11 +126,11 @@ class LinearKernel : public Kernel {
   }
 
   std::string implementation() const override { return name_; }
-  // Constant weights, reordered once (a runtime operand is not the kernel's).
+  // Constant weights, reordered once (runtime weights, bound to
+  // user_weights_, are not the kernel's).
   std::vector<std::span<const std::byte>> weight_buffers() const override {
-    if (!constant_weights_) return {};
-    const memory& w = args_.at(DNNL_ARG_WEIGHTS);
-    return {{static_cast<const std::byte*>(w.get_data_handle()), w.get_desc().get_size()}};
+    if (user_weights_) return {};
+    return {memory_bytes(args_.at(DNNL_ARG_WEIGHTS))};
   }
 
   // Constant weights, biases and post-op constants are copied at
@@ -355,7 +353,6 @@ class LinearKernel : public Kernel {
   std::string name_;
   memory::desc src_md_, weights_md_, dst_md_;
   std::unordered_map<int, memory> args_;
-  bool constant_weights_ = false;  // the weights are a constant, packed here
   // Memories over argument buffers; their handles are refreshed every call.
   std::vector<Bound> bound_;
   memory user_dst_, user_weights_;
