@@ -382,9 +382,8 @@ TEST(ElementwiseKernel, FastMathExpNonPositiveSweep) {
 // The linear kernels' Sigmoid and SiLU epilogues (apply_eltwise): over the
 // sweep, a few ulp where the sigmoid is a normal float, 0 or a denormal step
 // (times x for swish) where it is not, NaN for NaN, the limits at +-inf.
-// (A reciprocal estimate and a Newton step in place of the division kept
-// this accuracy but did not make YOLOX-Nano's SiLU epilogues faster: the
-// exponential's polynomial is their cost.)
+// The vector form (simd_math.h) takes a reciprocal estimate and a Newton
+// step in place of the division, and keeps this accuracy.
 TEST(ElementwiseKernel, EpilogueSigmoidSweep) {
   const std::vector<float> x = sweep();
   for (const bool swish : {false, true}) {

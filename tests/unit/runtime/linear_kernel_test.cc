@@ -433,6 +433,42 @@ TEST(LinearKernel, ConvSiluIsOneSwishGroup) {
   }
 }
 
+// A SiLU or Sigmoid ending the epilogues is applied by the kernel to the
+// primitive's output (in whatever layout oneDNN chose, channel padding
+// included) rather than as a post-op: 1x1, 3x3 and depthwise convs, channel
+// counts that fill blocks of 16 and that do not, a ReLU after the SiLU, and
+// a second conv reading the first one's output.
+TEST(LinearKernel, SigmoidTailsAppliedByTheKernel) {
+  for (int64_t channels : {16, 24, 32}) {
+    for (int64_t k : {1, 3}) {
+      for (const bool depthwise : {false, true}) {
+        for (int tail = 0; tail < 3; ++tail) {  // SiLU, SiLU + ReLU, Sigmoid
+          SCOPED_TRACE(std::to_string(channels) + " channels, k " + std::to_string(k) + (depthwise ? " depthwise" : "") +
+                       " tail " + std::to_string(tail));
+          Builder b;
+          ValueId x = b.input("x", {1, channels, 12, 12});
+          Attributes a = k == 3 ? pad1() : Attributes{};
+          if (depthwise) a.set("group", channels);
+          ValueId c = b.op("Conv", {x, b.constant({channels, depthwise ? 1 : channels, k, k}), b.constant({channels})},
+                           a);
+          ValueId s = b.op("Sigmoid", {c});
+          ValueId y = tail == 2 ? s : b.op("Mul", {c, s});
+          if (tail == 1) y = b.op("Relu", {y});
+          const Graph single = b.finish(y);
+          expect_onednn(single, "onednn conv");
+          ValueId z = b.op("Conv", {y, b.constant({8, channels, 3, 3})}, pad1());
+          const Graph chain = b.finish(z);
+          std::vector<size_t> first(chain.nodes().size() - 1);
+          for (size_t i = 0; i < first.size(); ++i) first[i] = i;
+          // (The second conv's sums reach tens: an absolute 1e-5 is below
+          // their float rounding where they cancel to near 0.)
+          expect_runtime_matches(chain, uniform_feeds(chain, 5, -2, 2), {first, {first.size()}}, 1e-4, 1e-4);
+        }
+      }
+    }
+  }
+}
+
 // HardSwish as fission writes it, x * Min(Max(x / 6 + 0.5, 0), 1) (constants on either side where the op
 // commutes): one group of the six nodes, computed as a hardswish post-op; with another constant it is not
 // HardSwish, and the chain stops at the Conv.

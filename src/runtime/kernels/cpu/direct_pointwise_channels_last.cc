@@ -148,7 +148,8 @@ class ChannelsLastPointwiseKernel : public ChannelsLastConvKernel {
   void compute(const float* x, const ChannelBlockedLayout& in, float* out) override {
     bias_.assign(size_t(panels_ * kPanel), 0.f);
     std::copy(epilogue_.biases(), epilogue_.biases() + s_.cout, bias_.begin());
-    // The epilogue over a task's rows at once, or per pixel and panel.
+    // The epilogue on each tile while it is in cache: over the tile's rows at
+    // once (one panel), or per pixel and panel.
     const bool whole_rows = panels_ == 1 && epilogue_.channel_independent();
     const int64_t panel_lines = s_.cin * kPanel * int64_t(sizeof(float)) / kLine;
     const int64_t grain = std::max<int64_t>(1, 32768 / std::max<int64_t>(1, chunk_ * kPixels * s_.cin * kPanel));
@@ -163,7 +164,6 @@ class ChannelsLastPointwiseKernel : public ChannelsLastConvKernel {
         int64_t lines = panel + 1 < panels_ ? panel_lines : 0;
         const int64_t b0 = chunk * chunk_, b1 = std::min(blocks_, b0 + chunk_);
         const int64_t per_block = std::min((lines + b1 - b0 - 1) / (b1 - b0), 2 * s_.cin);
-        int64_t q0 = -1, q1 = 0;  // the task's rows
         for (int64_t b = b0; b < b1; ++b) {
           const int64_t image = b / image_blocks_, p0 = b % image_blocks_ * kPixels;
           const int64_t rows = std::min(kPixels, plane_ - p0), q = image * plane_ + p0;
@@ -173,14 +173,15 @@ class ChannelsLastPointwiseKernel : public ChannelsLastConvKernel {
                             in.sc};
           kTiles[relu_][vectors - 1](a, weights, s_.cin, bias_.data() + c0, c, s_.cout, rows, last, next, now);
           next += now * kLine, lines -= now;
-          if (q0 < 0) q0 = q;
-          q1 = q + rows;
-          if (epilogue_.only_bias() || relu_ || whole_rows) continue;
+          if (epilogue_.only_bias() || relu_) continue;
+          if (whole_rows) {
+            epilogue_.apply(c, 0, 0, rows * s_.cout);
+            continue;
+          }
           for (int64_t r = 0; r < rows; ++r) {
             epilogue_.apply_columns(c + r * s_.cout, (q + r) * s_.cout + c0, c0, width);
           }
         }
-        if (whole_rows && !epilogue_.only_bias() && !relu_) epilogue_.apply(out + q0 * s_.cout, 0, 0, (q1 - q0) * s_.cout);
       }
     });
   }

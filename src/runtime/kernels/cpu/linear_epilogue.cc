@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "runtime/kernels/cpu/elementwise_math.h"
+#include "runtime/kernels/cpu/simd_math.h"
 #include "support/error.h"
 
 namespace orchid::runtime::cpu {
@@ -100,7 +101,7 @@ void apply_eltwise(const Epilogue& e, float* y, int64_t n) {
       for (int64_t i = 0; i < n; ++i) y[i] = fast_math::tanh(y[i]);
       break;
     case algorithm::eltwise_logistic:
-      for (int64_t i = 0; i < n; ++i) y[i] = fast_math::sigmoid(y[i]);
+      simd::map(y, n, [](simd::Vec v) { return simd::sigmoid(v); }, fast_math::sigmoid);
       break;
     case algorithm::eltwise_linear:
       for (int64_t i = 0; i < n; ++i) y[i] = a * y[i] + b;
@@ -109,7 +110,8 @@ void apply_eltwise(const Epilogue& e, float* y, int64_t n) {
       for (int64_t i = 0; i < n; ++i) y[i] = std::min(b, std::max(a, y[i]));
       break;
     case algorithm::eltwise_swish:
-      for (int64_t i = 0; i < n; ++i) y[i] = y[i] * fast_math::sigmoid(a * y[i]);
+      simd::map(y, n, [a](simd::Vec v) { return simd::swish(v, a); },
+                [a](float v) { return v * fast_math::sigmoid(a * v); });
       break;
     case algorithm::eltwise_hardswish:  // as fission's nodes compute it
       for (int64_t i = 0; i < n; ++i) y[i] = y[i] * std::min(std::max(y[i] / 6.f + 0.5f, 0.f), 1.f);
