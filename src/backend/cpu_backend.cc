@@ -82,6 +82,14 @@ class CpuBackend : public Backend {
             },
             [](const Graph& graph, const runtime::KernelGroup& group) {
               return runtime::cpu::linear_keeps_native_layouts(graph, group);
+            },
+            [](const Graph& graph, const runtime::KernelGroup& group) {
+              using orchestration::Relabeling;
+              if (!group.symbol.empty()) return Relabeling::None;  // a generated kernel copies
+              const auto direction = runtime::cpu::channels_last_transpose(graph, group);
+              if (!direction) return Relabeling::None;
+              return *direction == runtime::cpu::ChannelsLastTranspose::ToChannelsFirst ? Relabeling::OutputNative
+                                                                                        : Relabeling::InputNative;
             }};
   }
 

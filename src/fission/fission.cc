@@ -9,6 +9,7 @@
 #include "fission/pointwise_conv.h"
 #include "fission/primitive.h"
 #include "fission/rules.h"
+#include "fission/token_images.h"
 #include "ir/graph_utils.h"
 #include "support/error.h"
 
@@ -104,10 +105,13 @@ Graph fission(const Graph& graph) {
   // A pointwise Conv over a Concat of upsampled maps then runs before the
   // upsampling, and takes in a linear map that feeds it (pointwise_conv.h);
   // sums of token maps made images run channels-last (channels_last_sum.h),
-  // and a pointwise Conv reading such a sum takes it channels-last.
+  // and a pointwise Conv reading such a sum takes it channels-last. Other
+  // token maps made images, and images made token maps, transpose between
+  // channels-last and channels-first images (token_images.h).
   Graph current = fold_batchnorm_into_conv(graph);
   current = fold_linear_into_pointwise_conv(conv_before_upsampling(current));
   current = pointwise_conv_channels_last(sum_token_maps_channels_last(current));
+  current = token_maps_as_images(current);
   // Rules may emit operators that other rules rewrite (Mean -> ReduceMean ->
   // ReduceSum); a few passes reach primitives.
   for (int pass = 0; pass < 8; ++pass) {

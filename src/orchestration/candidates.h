@@ -61,6 +61,10 @@ struct CandidateOptions {
   size_t max_kernel_nodes = 96;
 };
 
+// A kernel whose output is its input's bytes when one side of it lives in a
+// native layout (runtime::cpu's channels-last Transposes): which side.
+enum class Relabeling { None, OutputNative, InputNative };
+
 struct CandidateRules {
   FusionRules fusion;
   // Whether the backend emits a generated kernel / a linear kernel for these nodes.
@@ -82,6 +86,10 @@ struct CandidateRules {
   // GEMM + col2im deconvolution); unset: every default linear kernel is
   // native, every variant row-major.
   std::function<bool(const Graph&, const runtime::KernelGroup&)> linear_keeps_native_layouts = {};
+  // Whether the kernel of these nodes (not a linear one) becomes a
+  // relabeling of its input's buffer when its output, or its input, lives
+  // in a native layout (layout_model.h prices it so); unset: none does.
+  std::function<Relabeling(const Graph&, const runtime::KernelGroup&)> relabels = {};
 };
 // A target's rules: backend::Backend::candidate_rules (the CPU's: backend/cpu_backend.cc).
 

@@ -30,6 +30,17 @@ std::optional<size_t> LayoutExtension::candidate_of(size_t k) const {
   return native_copy_of[k - real_kernels - reorder_tensors.size()];
 }
 
+bool LayoutExtension::is_relabeling(size_t k) const {
+  if (!is_native_copy(k)) return false;
+  const KernelLayout layout = native_copy_layout[k - real_kernels - reorder_tensors.size()];
+  return layout == KernelLayout::RelabelToNative || layout == KernelLayout::RelabelFromNative;
+}
+
+bool LayoutExtension::writes_native_form(size_t k) const {
+  return is_native_copy(k) &&
+         native_copy_layout[k - real_kernels - reorder_tensors.size()] != KernelLayout::RelabelFromNative;
+}
+
 std::optional<int> LayoutExtension::row_major_form_made_by(size_t k, const BlpProblem& problem) const {
   if (k < real_kernels || is_native_copy(k)) return std::nullopt;
   const int row = reorder_tensors[k - real_kernels];
@@ -51,19 +62,31 @@ LayoutExtension add_native_layouts(BlpProblem& problem, const std::vector<Kernel
                                    const std::function<double(int)>& reorder_cost,
                                    const std::vector<bool>& must_be_row_major) {
   LayoutExtension extension{problem.kernels.size()};
-  // The tensors a native (or either) kernel touches get a native twin.
+  // The tensors a native (or either) kernel touches get a native twin; a
+  // relabeling kernel's native side only.
+  const auto native_sides = [&](size_t k) -> std::vector<bool> {  // {inputs, outputs}
+    switch (layouts[k]) {
+      case KernelLayout::RowMajor: return {false, false};
+      case KernelLayout::RelabelToNative: return {false, true};
+      case KernelLayout::RelabelFromNative: return {true, false};
+      default: return {true, true};
+    }
+  };
   std::map<int, int> twin;
   for (size_t k = 0; k < problem.kernels.size(); ++k) {
-    if (layouts[k] == KernelLayout::RowMajor) continue;
-    for (const auto* list : {&problem.kernels[k].inputs, &problem.kernels[k].outputs}) {
-      for (int t : *list) {
+    const std::vector<bool> sides = native_sides(k);
+    const std::vector<int>* lists[] = {&problem.kernels[k].inputs, &problem.kernels[k].outputs};
+    for (size_t side = 0; side < 2; ++side) {
+      for (int t : sides[side] ? *lists[side] : std::vector<int>{}) {
         if (!twin.count(t)) twin[t] = problem.num_tensors++;
       }
     }
   }
-  const auto native_form = [&](BlpKernel kernel) {
-    for (auto* list : {&kernel.inputs, &kernel.outputs}) {
-      for (int& t : *list) t = twin.at(t);
+  const auto native_form = [&](BlpKernel kernel, std::vector<bool> sides = {true, true}) {
+    std::vector<int>* lists[] = {&kernel.inputs, &kernel.outputs};
+    for (size_t side = 0; side < 2; ++side) {
+      if (!sides[side]) continue;
+      for (int& t : *lists[side]) t = twin.at(t);
     }
     return kernel;
   };
@@ -85,9 +108,12 @@ LayoutExtension add_native_layouts(BlpProblem& problem, const std::vector<Kernel
     extension.of_available.insert(extension.of_available.end(), {false, false});
   }
   for (size_t k = 0; k < extension.real_kernels; ++k) {
-    if (layouts[k] != KernelLayout::Either) continue;
-    problem.kernels.push_back(native_form(problem.kernels[k]));
+    const bool relabel = layouts[k] == KernelLayout::RelabelToNative || layouts[k] == KernelLayout::RelabelFromNative;
+    if (layouts[k] != KernelLayout::Either && !relabel) continue;
+    problem.kernels.push_back(native_form(problem.kernels[k], native_sides(k)));
+    if (relabel) problem.kernels.back().cost = kRelabelSeconds;
     extension.native_copy_of.push_back(k);
+    extension.native_copy_layout.push_back(layouts[k]);
     extend_cuts(problem.cuts, k, problem.kernels.size() - 1);
   }
   // A tensor a later part reads: either form will do.

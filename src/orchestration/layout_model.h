@@ -19,7 +19,11 @@
 // conversions the runtime will make. A kernel that works in either form (a
 // Concat: row-major between generated kernels, native between convs) is
 // offered twice, row-major and as a native copy of itself; choosing either
-// chooses it. Pointwise kernels between convs are offered so too.
+// chooses it. Pointwise kernels between convs are offered so too. A
+// relabeling kernel (a Transpose between a channels-last image and the
+// channels-first one, runtime::cpu's channels-last Transposes) is offered
+// row-major at its cost, and as a relabeling at no cost: reading its input
+// row-major and writing its output's native form, or the other way round.
 #pragma once
 
 #include <cstddef>
@@ -32,7 +36,10 @@
 namespace orchid::orchestration {
 
 // Where a kernel keeps its tensors.
-enum class KernelLayout { RowMajor, Native, Either };
+enum class KernelLayout { RowMajor, Native, Either, RelabelToNative, RelabelFromNative };
+
+// What the BLP pays for a relabeling (the executor skips the kernel).
+inline constexpr double kRelabelSeconds = 1e-7;
 
 // Kernels [0, real_kernels) are the candidates, then the reorders, then the
 // native copies of the Either kernels.
@@ -40,11 +47,18 @@ struct LayoutExtension {
   size_t real_kernels = 0;
   std::vector<int> reorder_tensors = {};  // per reorder kernel, in order: the row-major tensor it converts
   std::vector<bool> of_available = {};    // per reorder kernel: it makes an available tensor's native form
-  std::vector<size_t> native_copy_of = {};  // per native copy, in order: the candidate it copies
+  // per native copy (of an Either or relabeling kernel), in order: the candidate it copies
+  std::vector<size_t> native_copy_of = {};
+  std::vector<KernelLayout> native_copy_layout = {};  // per native copy: its candidate's layout
   // The candidate kernel k of the extended problem stands for (itself, or
   // the one it is a native copy of); nullopt for a reorder.
   std::optional<size_t> candidate_of(size_t k) const;
   bool is_native_copy(size_t k) const { return k >= real_kernels + reorder_tensors.size(); }
+  // A relabeling's copy (priced kRelabelSeconds, whatever its candidate costs).
+  bool is_relabeling(size_t k) const;
+  // Whether kernel k writes its outputs' native forms (a native copy, but
+  // not a relabeling that reads the native form).
+  bool writes_native_form(size_t k) const;
   // The row-major tensor kernel k of the extended problem makes, if it is a
   // reorder to row-major.
   std::optional<int> row_major_form_made_by(size_t k, const BlpProblem& problem) const;

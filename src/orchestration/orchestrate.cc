@@ -96,6 +96,14 @@ class Orchestrator {
       // (after the symbol: a generated kernel of a group works in fewer layouts than a library one)
       either_layout_.push_back(candidate.kind != CandidateKind::Linear && rules.takes_native_layouts &&
                                rules.takes_native_layouts(graph_, groups_.back()));
+      relabeling_.push_back(KernelLayout::RowMajor);
+      if (candidate.kind != CandidateKind::Linear && rules.relabels) {
+        const Relabeling r = rules.relabels(graph_, groups_.back());
+        if (r != Relabeling::None) {
+          relabeling_.back() = r == Relabeling::OutputNative ? KernelLayout::RelabelToNative
+                                                             : KernelLayout::RelabelFromNative;
+        }
+      }
       native_linear_.push_back(candidate.kind == CandidateKind::Linear &&
                                (rules.linear_keeps_native_layouts
                                     ? rules.linear_keeps_native_layouts(graph_, groups_.back())
@@ -111,7 +119,8 @@ class Orchestrator {
     std::vector<KernelLayout> layouts;
     for (size_t i = 0; i < set_.candidates.size(); ++i) {
       layouts.push_back(keeps_native_layouts(i) ? KernelLayout::Native
-                                     : either_layout_[i] ? KernelLayout::Either : KernelLayout::RowMajor);
+                        : either_layout_[i]     ? KernelLayout::Either
+                                                : relabeling_[i]);
     }
     problems_ = build_part_problems(graph_, set_, groups_, layouts, alternatives_);
   }
@@ -242,7 +251,9 @@ class Orchestrator {
     for (size_t p = 0; p < problems_.size(); ++p) {
       PartProblem& part = problems_[p];
       for (size_t k = 0; k < part.problem.kernels.size(); ++k) {
-        if (const std::optional<size_t> c = part.candidate(k)) part.problem.kernels[k].cost = prices[*c];
+        if (const std::optional<size_t> c = part.candidate(k)) {
+          part.problem.kernels[k].cost = part.layouts.is_relabeling(k) ? kRelabelSeconds : prices[*c];
+        }
       }
       for (size_t r = 0; r < part.layouts.reorder_tensors.size(); ++r) {
         const ValueId id = part.value_of[size_t(part.layouts.reorder_tensors[r])];
@@ -268,7 +279,7 @@ class Orchestrator {
       for (size_t k : solution.chosen) {
         if (const std::optional<size_t> a = part.alias(k)) {
           chosen_aliases.insert(*a);
-          if (part.layouts.is_native_copy(k)) natively_written.insert(alternatives_[*a].original);
+          if (part.layouts.writes_native_form(k)) natively_written.insert(alternatives_[*a].original);
         }
         if (const std::optional<int> row = part.layouts.row_major_form_made_by(k, part.problem)) {
           row_major_written.insert(part.value_of[size_t(*row)]);
@@ -279,7 +290,7 @@ class Orchestrator {
         // (a warm start may hold both forms of one kernel)
         if (std::find(chosen[p].begin(), chosen[p].end(), i) != chosen[p].end()) continue;
         chosen[p].push_back(i);
-        if (keeps_native_layouts(i) || part.layouts.is_native_copy(k)) {
+        if (keeps_native_layouts(i) || part.layouts.writes_native_form(k)) {
           natively_written.insert(groups_[i].outputs.begin(), groups_[i].outputs.end());
         }
       }
@@ -556,6 +567,7 @@ class Orchestrator {
   std::vector<KernelCost> costs_;
   std::vector<bool> either_layout_;  // per candidate: a non-linear kernel that works in either layout
   std::vector<bool> native_linear_;  // per candidate: a linear kernel that works in native layouts
+  std::vector<KernelLayout> relabeling_;  // per candidate: RowMajor, or how it relabels (CandidateRules::relabels)
   std::vector<std::optional<double>> native_costs_;  // oneDNN candidates: measured with native inputs
   std::map<ValueId, double> measured_conversion_;    // value -> the most a oneDNN reader or writer spent converting it
   std::unique_ptr<cost::CostModel> cost_model_;

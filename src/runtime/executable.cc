@@ -67,12 +67,16 @@ Executable::Executable(Program program, const backend::Backend& target,
 
 Executable::~Executable() = default;
 
-// The kernels whose output is their input's bytes (Reshapes) where both are
-// row-major intermediates: the memory plan gives the two one buffer, and
-// those kernels are skipped.
+// The kernels whose output is their input's bytes in the layouts negotiated
+// (a Reshape's, both row-major; a channels-last Transpose relabeled, one
+// side native) where both are intermediates of one size: the memory plan
+// gives the two one buffer, and those kernels are skipped.
 std::vector<std::pair<ValueId, ValueId>> Executable::same_bytes(const NegotiatedLayouts& layouts) {
   const Graph& graph = program_.graph;
-  auto row_major = [&](ValueId id) { return size_t(id) >= layouts.bytes.size() || layouts.bytes[size_t(id)] == 0; };
+  auto bytes = [&](ValueId id) {
+    const size_t native = size_t(id) < layouts.bytes.size() ? layouts.bytes[size_t(id)] : 0;
+    return native != 0 ? native : size_t(graph.type(id).nbytes());
+  };
   std::vector<std::pair<ValueId, ValueId>> pairs;
   skipped_.assign(kernels_.size(), false);
   for (size_t k = 0; k < kernels_.size(); ++k) {
@@ -80,8 +84,7 @@ std::vector<std::pair<ValueId, ValueId>> Executable::same_bytes(const Negotiated
     const std::optional<size_t> slot = kernels_[k]->output_is_input_bytes();
     if (!slot || group.outputs.size() != 1 || *slot >= group.inputs.size()) continue;
     const ValueId source = group.inputs[*slot], alias = group.outputs[0];
-    if (is_intermediate(graph, source) && is_intermediate(graph, alias) && row_major(source) && row_major(alias) &&
-        graph.type(source).nbytes() == graph.type(alias).nbytes()) {
+    if (is_intermediate(graph, source) && is_intermediate(graph, alias) && bytes(source) == bytes(alias)) {
       pairs.emplace_back(alias, source);
       skipped_[k] = true;
     }

@@ -64,7 +64,7 @@ std::unique_ptr<Kernel> make_cpu_kernel(const Graph& graph, const KernelGroup& g
   using Factory = std::unique_ptr<Kernel> (*)(const Graph&, const KernelGroup&);
   for (Factory factory : {&cpu::make_attention_kernel, &cpu::make_linear_kernel, &cpu::make_banded_kernel,
                           &cpu::make_elementwise_kernel, &cpu::make_reduce_kernel, &cpu::make_concat_kernel,
-                          &cpu::make_pool_kernel, &cpu::make_layout_kernel, &cpu::make_reference_kernel}) {
+                          &cpu::make_pool_kernel, &cpu::make_channels_last_transpose_kernel, &cpu::make_layout_kernel, &cpu::make_reference_kernel}) {
     if (std::unique_ptr<Kernel> kernel = factory(graph, group)) return kernel;
   }
   const Node& anchor = graph.nodes()[group.nodes[0]];

@@ -119,10 +119,11 @@ class Kernel {
   // (runtime/layout_negotiation.h).
   virtual bool adapts_to_neighbours() const { return false; }
 
-  // The input whose bytes, as they are, are output 0 (a Reshape's data, both
-  // row-major), if there is one: where both are intermediates in row-major
-  // layouts, the memory plan gives them one buffer and the executor skips
-  // the kernel (runtime/memory_plan.h).
+  // The input whose bytes, as they are, are output 0 in the layouts
+  // negotiated (a Reshape's data, both row-major; a channels-last Transpose
+  // with its channels-first side native), if there is one: where both are
+  // intermediates of one size, the memory plan gives them one buffer and
+  // the executor skips the kernel (runtime/memory_plan.h).
   virtual std::optional<size_t> output_is_input_bytes() const { return std::nullopt; }
 };
 

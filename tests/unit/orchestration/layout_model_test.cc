@@ -97,6 +97,51 @@ TEST(LayoutModel, EitherKernelStaysNativeBetweenNativeKernels) {
   EXPECT_TRUE(std::find(solution.chosen.begin(), solution.chosen.end(), copy) != solution.chosen.end());
 }
 
+// t(0) -> matmul -> a(1) -> transpose -> b(2) -> conv -> c(3) -> transpose -> d(4)
+// -> matmul -> e(5): a token map made an image for a conv and back. The
+// transposes relabel (the first writes its output's native form, the
+// second reads its input's) or copy at 1.0 each.
+BlpProblem token_image_problem() {
+  BlpProblem problem;
+  problem.num_tensors = 6;
+  problem.available = {0};
+  problem.required = {5};
+  problem.kernels = {{2.0, {0}, {1}}, {1.0, {1}, {2}}, {2.0, {2}, {3}}, {1.0, {3}, {4}}, {2.0, {4}, {5}}};
+  return problem;
+}
+
+TEST(LayoutModel, RelabelingsCostNothingNextToNativeKernels) {
+  BlpProblem problem = token_image_problem();
+  const std::vector<KernelLayout> kinds = {KernelLayout::RowMajor, KernelLayout::RelabelToNative,
+                                           KernelLayout::Native, KernelLayout::RelabelFromNative,
+                                           KernelLayout::RowMajor};
+  const LayoutExtension layouts = add_native_layouts(problem, kinds, [](int) { return 0.8; }, {});
+  ASSERT_EQ(layouts.native_copy_of, (std::vector<size_t>{1, 3}));
+  const size_t to_native = problem.kernels.size() - 2, from_native = problem.kernels.size() - 1;
+  EXPECT_TRUE(layouts.is_relabeling(to_native));
+  EXPECT_TRUE(layouts.writes_native_form(to_native));
+  EXPECT_FALSE(layouts.writes_native_form(from_native));
+  // Only the conv's tensors have twins: a and d are row-major only.
+  EXPECT_EQ(layouts.reorder_tensors, (std::vector<int>{2, 2, 3, 3}));
+  EXPECT_EQ(problem.kernels[to_native].inputs, (std::vector<int>{1}));
+  EXPECT_NE(problem.kernels[to_native].outputs, (std::vector<int>{2}));
+  EXPECT_EQ(problem.kernels[from_native].outputs, (std::vector<int>{4}));
+  EXPECT_NEAR(problem.kernels[to_native].cost, kRelabelSeconds, 1e-12);
+  // The matmuls and the conv, nothing for the transposes and no reorders.
+  BlpSolution solution = solve(problem);
+  ASSERT_TRUE(solution.feasible);
+  EXPECT_NEAR(solution.cost, 6.0 + 2 * kRelabelSeconds, 1e-9);
+  // A row-major conv instead: the transposes copy (a relabeling and a
+  // reorder, which together are the copy, would cost 1.5).
+  BlpProblem row_major = token_image_problem();
+  std::vector<KernelLayout> row_kinds = kinds;
+  row_kinds[2] = KernelLayout::RowMajor;
+  add_native_layouts(row_major, row_kinds, [](int) { return 1.5; }, {});
+  solution = solve(row_major);
+  ASSERT_TRUE(solution.feasible);
+  EXPECT_NEAR(solution.cost, 8.0, 1e-9);
+}
+
 TEST(LayoutModel, EitherKernelStaysRowMajorBetweenRowMajorKernels) {
   BlpProblem problem = concat_problem();
   add_native_layouts(problem, {KernelLayout::RowMajor, KernelLayout::Either, KernelLayout::RowMajor},

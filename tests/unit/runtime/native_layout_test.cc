@@ -50,7 +50,9 @@ TEST(NativeLayout, NonOneDnnReaderKeepsRowMajor) {
   ValueId x;
   Graph g = graph_with_input({1, 8, 12, 12}, &x);
   ValueId a = conv(g, x, 8, 16, 1);
-  ValueId t = add_op(g, "Transpose", {a}, attrs({{"perm", std::vector<int64_t>{0, 2, 3, 1}}}))[0];
+  // (A Transpose that swaps H and W: one to channels-last would read a's
+  // channels-last layout as its own row-major output, channels_last_transpose.cc.)
+  ValueId t = add_op(g, "Transpose", {a}, attrs({{"perm", std::vector<int64_t>{0, 1, 3, 2}}}))[0];
   g.outputs().push_back(t);
   EXPECT_EQ(run_planned(g).native, 0u);
 }
@@ -130,7 +132,7 @@ TEST(NativeLayout, APointwiseKernelWritesRowMajorForRowMajorReaders) {
   Graph g = graph_with_input({1, 16, 10, 10}, &x);
   ValueId a = conv(g, x, 16, 16, 1);
   ValueId z = times_its_sine(g, a);
-  g.outputs().push_back(add_op(g, "Transpose", {z}, attrs({{"perm", std::vector<int64_t>{0, 2, 3, 1}}}))[0]);
+  g.outputs().push_back(add_op(g, "Transpose", {z}, attrs({{"perm", std::vector<int64_t>{0, 1, 3, 2}}}))[0]);
   EXPECT_EQ(run_planned(g).native, 2u);  // a and sin(a)
 }
 
@@ -144,7 +146,7 @@ TEST(NativeLayout, APointwiseKernelThatWouldConvertMoreThanItSavesStaysRowMajor)
   ValueId a = conv(g, x, 16, 16, 1);
   g.outputs().push_back(conv(g, a, 16, 8, 2));  // a second reader: the Mul is not the conv's epilogue
   ValueId z = add_op(g, "Mul", {a, y})[0];
-  g.outputs().push_back(add_op(g, "Transpose", {z}, attrs({{"perm", std::vector<int64_t>{0, 2, 3, 1}}}))[0]);
+  g.outputs().push_back(add_op(g, "Transpose", {z}, attrs({{"perm", std::vector<int64_t>{0, 1, 3, 2}}}))[0]);
   EXPECT_EQ(run_planned(g).native, 0u);
 }
 

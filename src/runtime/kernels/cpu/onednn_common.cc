@@ -47,7 +47,9 @@ dnnl::memory::desc plain_f32(const dnnl::memory::dims& dims) {
 }
 
 dnnl::memory::desc channels_last_f32(const dnnl::memory::dims& dims) {
-  return dnnl::memory::desc(dims, dnnl::memory::data_type::f32, dnnl::memory::format_tag::nhwc);
+  using tag = dnnl::memory::format_tag;
+  const tag t = dims.size() == 3 ? tag::nwc : dims.size() == 5 ? tag::ndhwc : tag::nhwc;
+  return dnnl::memory::desc(dims, dnnl::memory::data_type::f32, t);
 }
 
 std::span<const std::byte> memory_bytes(const dnnl::memory& m) {

@@ -34,7 +34,7 @@ std::byte* conversion_buffer(size_t role, size_t bytes);
 
 // A dense row-major float32 descriptor of `dims`.
 dnnl::memory::desc plain_f32(const dnnl::memory::dims& dims);
-// A channels-last (NHWC, acdb) float32 descriptor of 4-D `dims`.
+// A channels-last float32 descriptor of 3-D to 5-D `dims` (nwc, nhwc, ndhwc).
 dnnl::memory::desc channels_last_f32(const dnnl::memory::dims& dims);
 
 // The bytes of a memory's buffer (Kernel::weight_buffers of packed weights).

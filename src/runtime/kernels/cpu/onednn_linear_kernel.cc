@@ -159,6 +159,22 @@ class LinearKernel : public Kernel {
     dst_reorder_ = dnnl::reorder();
   }
 
+  // A reader that computes in another oneDNN layout of dst's dims (a
+  // channels-last Transpose relabeling nhwc) gets it through the dst
+  // reorder, as a row-major reader would, unless the primitive computes in it.
+  bool can_write_output_as(size_t output, const NativeLayout& layout) const override {
+    return output == 0 && dst_reorder_ && spec_.anchor.kind != LinearKind::MatMul && layout.kind == kOneDnnLayout &&
+           layout_desc(layout).dims() == dst_md_.dims();
+  }
+
+  void write_output_as(size_t output, const NativeLayout& layout) override {
+    ORCHID_CHECK(can_write_output_as(output, layout)) << "output " << output << " cannot take the layout";
+    const memory::desc& md = layout_desc(layout);
+    if (md == dst_md_) return use_native_output(output);
+    user_dst_ = memory(md, cpu_engine(), DNNL_MEMORY_NONE);
+    dst_reorder_ = dnnl::reorder(args_[DNNL_ARG_DST], user_dst_);
+  }
+
   bool can_read_input_as(size_t input, const NativeLayout& layout) const override {
     if (layout.kind != kOneDnnLayout) return false;
     const memory::desc& md = layout_desc(layout);

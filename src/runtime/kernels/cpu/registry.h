@@ -43,6 +43,17 @@ std::optional<std::vector<size_t>> find_sliced_concat(const Graph& graph, const 
 // Whether make_concat_kernel takes the group (orchestration prices its
 // tensors in native layouts, orchestration/layout_model.h).
 bool concat_takes_native_layouts(const Graph& graph, const KernelGroup& group);
+// A float32 Transpose of rank 3 to 5 between a channels-last image [N,
+// spatial..., C] and the channels-first one [N, C, spatial...]
+// (channels_last_transpose.cc): the layout library's copy while both sides
+// are row-major, a relabeling of one buffer where the channels-first side
+// lives in oneDNN's channels-last layout.
+enum class ChannelsLastTranspose {
+  ToChannelsFirst,  // [N, spatial..., C] -> [N, C, spatial...]: the output can be native
+  ToChannelsLast,   // [N, C, spatial...] -> [N, spatial..., C]: the input can be native
+};
+std::optional<ChannelsLastTranspose> channels_last_transpose(const Graph& graph, const KernelGroup& group);
+std::unique_ptr<Kernel> make_channels_last_transpose_kernel(const Graph& graph, const KernelGroup& group);
 // Pooling (onednn_pool_kernel.cc): a group of Slices, at most one Pad, and
 // Max nodes (a max pool) or Add nodes and a Div by window sizes (an
 // average), whose output is the max or mean over a box of taps of one
