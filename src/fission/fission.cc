@@ -4,6 +4,7 @@
 #include <map>
 #include <sstream>
 
+#include "fission/activations_before_layout.h"
 #include "fission/channels_last_sum.h"
 #include "fission/fold_batchnorm.h"
 #include "fission/pointwise_conv.h"
@@ -107,11 +108,12 @@ Graph fission(const Graph& graph) {
   // sums of token maps made images run channels-last (channels_last_sum.h),
   // and a pointwise Conv reading such a sum takes it channels-last. Other
   // token maps made images, and images made token maps, transpose between
-  // channels-last and channels-first images (token_images.h).
+  // channels-last and channels-first images (token_images.h), and a conv's
+  // activation laid out after it moves to the conv (activations_before_layout.h).
   Graph current = fold_batchnorm_into_conv(graph);
   current = fold_linear_into_pointwise_conv(conv_before_upsampling(current));
   current = pointwise_conv_channels_last(sum_token_maps_channels_last(current));
-  current = token_maps_as_images(current);
+  current = activations_before_layout(token_maps_as_images(current));
   // Rules may emit operators that other rules rewrite (Mean -> ReduceMean ->
   // ReduceSum); a few passes reach primitives.
   for (int pass = 0; pass < 8; ++pass) {

@@ -423,5 +423,49 @@ TEST(ElementwiseKernel, EpilogueSigmoidSweep) {
   }
 }
 
+// The linear kernels' GELU (erf and tanh forms) and Mish epilogues
+// (apply_eltwise) against double precision on a dense run of [-12, 12] and
+// the sweep's finite values: within a few float roundings of the output's
+// scale, max(1, |x|) (GELU's 1 + erf cancels where x is very negative, as
+// fission's Erf-based nodes do), NaN for NaN.
+TEST(ElementwiseKernel, EpilogueGeluAndMish) {
+  std::vector<float> x;
+  for (int i = -120000; i <= 120000; ++i) x.push_back(float(i) * 1e-4f);
+  for (float v : sweep()) {
+    if (std::isfinite(v) && std::fabs(v) < 1e6f) x.push_back(v);
+  }
+  x.push_back(std::numeric_limits<float>::quiet_NaN());
+  using dnnl::algorithm;
+  for (const algorithm alg : {algorithm::eltwise_gelu_erf, algorithm::eltwise_gelu_tanh, algorithm::eltwise_mish}) {
+    SCOPED_TRACE(int(alg));
+    cpu::onednn::Epilogue e;
+    e.kind = cpu::onednn::EpilogueKind::Eltwise;
+    e.algorithm = alg;
+    ASSERT_TRUE(cpu::epilogue_supported(e));
+    std::vector<float> y = x;
+    cpu::apply_eltwise(e, y.data(), int64_t(y.size()));
+    double worst = 0;
+    float at = 0;
+    for (size_t i = 0; i < x.size(); ++i) {
+      const double v = x[i];
+      double want = 0;
+      if (alg == algorithm::eltwise_gelu_erf) want = 0.5 * v * (1 + std::erf(v / std::sqrt(2.0)));
+      if (alg == algorithm::eltwise_gelu_tanh) {
+        want = 0.5 * v * (1 + std::tanh(std::sqrt(2 / M_PI) * (v + 0.044715 * v * v * v)));
+      }
+      if (alg == algorithm::eltwise_mish) want = v * std::tanh(std::log1p(std::exp(v)));
+      if (std::isnan(v)) {
+        EXPECT_TRUE(std::isnan(y[i]));
+        continue;
+      }
+      const double error = std::fabs(double(y[i]) - want) / std::max(1.0, std::fabs(v));
+      if (error > worst) worst = error, at = x[i];
+    }
+    std::cout << "[ accuracy ] epilogue " << int(alg) << ": max error " << worst << " of max(1, |x|) at x=" << at
+              << "\n";
+    EXPECT_LT(worst, 4.8e-7) << "at x=" << at;
+  }
+}
+
 }  // namespace
 }  // namespace orchid::runtime

@@ -81,6 +81,9 @@ bool epilogue_supported(const Epilogue& e) {
     case algorithm::eltwise_log:
     case algorithm::eltwise_elu:
     case algorithm::eltwise_pow:
+    case algorithm::eltwise_gelu_erf:
+    case algorithm::eltwise_gelu_tanh:
+    case algorithm::eltwise_mish:
       return true;
     default:
       return false;
@@ -133,6 +136,18 @@ void apply_eltwise(const Epilogue& e, float* y, int64_t n) {
       break;
     case algorithm::eltwise_pow:
       for (int64_t i = 0; i < n; ++i) y[i] = a * std::pow(y[i], b);
+      break;
+    case algorithm::eltwise_gelu_erf:  // 0.5 x (1 + erf(x / sqrt 2)), as fission's nodes compute it
+      for (int64_t i = 0; i < n; ++i) y[i] = 0.5f * y[i] * (1.0f + fast_math::erf(y[i] * 0.70710678118654752f));
+      break;
+    case algorithm::eltwise_gelu_tanh:  // 0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3)))
+      for (int64_t i = 0; i < n; ++i) {
+        const float x = y[i];
+        y[i] = 0.5f * x * (1.0f + fast_math::tanh(0.79788456080286536f * (x + 0.044715f * x * x * x)));
+      }
+      break;
+    case algorithm::eltwise_mish:
+      for (int64_t i = 0; i < n; ++i) y[i] = y[i] * fast_math::tanh_softplus(y[i]);
       break;
     default:
       ORCHID_FAIL() << "unsupported eltwise epilogue";

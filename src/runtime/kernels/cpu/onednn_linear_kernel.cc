@@ -219,16 +219,17 @@ class LinearKernel : public Kernel {
                        [](const Epilogue& e) { return e.kind == EpilogueKind::Binary && e.tensor != kNoValue; });
   }
 
-  // A last run of eltwise epilogues holding a SiLU or Sigmoid is applied
-  // by the kernel to dst after the primitive, while dst is in cache
-  // (simd_math.h's reciprocal), instead of as oneDNN post-ops: oneDNN 2.6's
-  // swish injector divides, and took 0.085 ms of a 64 -> 64 1x1 conv at
+  // A last run of eltwise epilogues holding a SiLU, Sigmoid, GELU or Mish
+  // is applied by the kernel to dst after the primitive, while dst is in
+  // cache (simd_math.h's reciprocal, fast_math's erf), instead of as oneDNN
+  // post-ops: oneDNN 2.6's swish injector divides, and took 0.085 ms of a 64 -> 64 1x1 conv at
   // 52x52 (0.15 ms without it). Applied by the kernel, the whole conv took
   // 0.22 ms instead of 0.23-0.24; a 64-channel depthwise 3x3 at 52x52 + SiLU
   // 0.118 instead of 0.130-0.141; 32 -> 32 1x1 at 104x104 (1.4 MB) 0.31-0.33
   // instead of 0.35-0.37, and the 2.8 MB output of 64 channels there was
   // still no slower (at 1 and 2 threads). Outputs over kSigmoidTailBytes a
-  // thread, which would come back from memory, keep the post-ops.
+  // thread keep the post-ops: four 128-channel depthwise convs + GELU at
+  // 128x128 (8 MB each) took 17.7-19.6 ms so, 14.1-16.0 with post-ops.
   static constexpr int64_t kSigmoidTailBytes = int64_t(2) << 20;
 
   void split_sigmoid_tail() {
@@ -236,7 +237,17 @@ class LinearKernel : public Kernel {
     size_t first = all.size();
     while (first > 0 && all[first - 1].kind == EpilogueKind::Eltwise && epilogue_supported(all[first - 1])) --first;
     const bool sigmoid = std::any_of(all.begin() + std::ptrdiff_t(first), all.end(), [](const Epilogue& e) {
-      return e.algorithm == dnnl::algorithm::eltwise_swish || e.algorithm == dnnl::algorithm::eltwise_logistic;
+      using dnnl::algorithm;
+      switch (e.algorithm) {
+        case algorithm::eltwise_swish:
+        case algorithm::eltwise_logistic:
+        case algorithm::eltwise_gelu_erf:
+        case algorithm::eltwise_gelu_tanh:
+        case algorithm::eltwise_mish:
+          return true;
+        default:
+          return false;
+      }
     });
     int64_t bytes = int64_t(sizeof(float));
     for (int64_t d : spec_.anchor.dst) bytes *= d;
