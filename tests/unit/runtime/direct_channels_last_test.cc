@@ -1,4 +1,4 @@
-// The channels-last convs (direct_channels_last.h), pointwise and grouped,
+// The channels-last convs (direct_channels_last.h), pointwise, grouped and depthwise,
 // against the reference interpreter: randomized channel counts (tails of
 // every vector width, several weight panels), planes and batches, each kind
 // of epilogue (a residual Add included), with row-major buffers (its
@@ -25,6 +25,7 @@ using ints = std::vector<int64_t>;
 
 constexpr const char* kImplementation = "direct pointwise conv (channels-last)";
 constexpr const char* kGroupedImplementation = "direct grouped conv (channels-last)";
+constexpr const char* kDepthwiseImplementation = "direct depthwise conv (channels-last)";
 
 Graph pointwise(const Shape& x, int64_t m, int epilogue, uint32_t seed, bool bias) {
   GraphBuilder b;
@@ -150,6 +151,35 @@ TEST(ChannelsLastGrouped, NativeLayouts) {
   }
 }
 
+TEST(ChannelsLastDepthwise, RandomShapesRowMajor) {
+  std::mt19937 rng(29);
+  auto pick = [&](int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(rng); };
+  for (int trial = 0; trial < 30; ++trial) {
+    const int64_t c = 16 * pick(1, 4);
+    const ints k = {pick(1, 5), pick(1, 5)}, stride = {pick(1, 2), pick(1, 2)}, d = {pick(1, 2), pick(1, 2)};
+    const ints p = {pick(0, k[0] - 1), pick(0, k[1] - 1), pick(0, k[0] - 1), pick(0, k[1] - 1)};
+    const Shape x = {pick(1, 2), c, pick(3, 20), pick(3, 33)};
+    if (x[2] + p[0] + p[2] < d[0] * (k[0] - 1) + 1 || x[3] + p[1] + p[3] < d[1] * (k[1] - 1) + 1) continue;
+    SCOPED_TRACE("trial " + std::to_string(trial));
+    expect_direct(grouped(x, c, c, k, stride, d, p, trial % 7, uint32_t(950 + trial), trial % 2),
+                  kDepthwiseImplementation, cpu::kChannelsLastVariant);
+  }
+}
+
+TEST(ChannelsLastDepthwise, NativeLayouts) {
+  const std::vector<Graph> graphs = {
+      grouped({1, 128, 12, 12}, 128, 128, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, 6, 4, true),  // Mix-FFN + GELU
+      grouped({1, 32, 13, 11}, 32, 32, {3, 3}, {2, 2}, {1, 1}, {1, 1, 1, 1}, 2, 5, true),     // stride 2 + SiLU
+      grouped({2, 48, 9, 10}, 48, 48, {5, 3}, {1, 2}, {2, 1}, {4, 1, 4, 1}, 3, 6, false),     // residual
+  };
+  for (size_t i = 0; i < graphs.size(); ++i) {
+    for (tag in : {tag::nhwc, tag::nChw16c, tag::nchw}) {
+      SCOPED_TRACE("graph " + std::to_string(i) + " layout " + std::to_string(int(in)));
+      expect_native(graphs[i], in, kDepthwiseImplementation);
+    }
+  }
+}
+
 TEST(ChannelsLastPointwise, OnlyOneByOne) {
   const auto variants = [](const Graph& g) { return cpu::linear_variants(g, make_group(g, all_nodes(g))); };
   const auto has = [](const std::vector<std::string>& v) {
@@ -163,6 +193,10 @@ TEST(ChannelsLastPointwise, OnlyOneByOne) {
   // Grouped: whole vectors of output channels per group only.
   EXPECT_TRUE(has(variants(grouped({1, 32, 6, 6}, 2, 32, {3, 3}, {2, 2}, {1, 1}, {1, 1, 1, 1}, 0, 1, true))));
   EXPECT_FALSE(has(variants(grouped({1, 32, 6, 6}, 4, 32, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, 0, 1, true))));
+  // Depthwise: whole vectors of channels, one output channel per group.
+  EXPECT_TRUE(has(variants(grouped({1, 32, 6, 6}, 32, 32, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, 0, 1, true))));
+  EXPECT_FALSE(has(variants(grouped({1, 24, 6, 6}, 24, 24, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, 0, 1, true))));
+  EXPECT_FALSE(has(variants(grouped({1, 16, 6, 6}, 16, 32, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, 0, 1, true))));
 }
 
 TEST(ChannelsLastPointwise, KeepsNativeLayouts) {

@@ -38,6 +38,10 @@ inline ValueId add_conv_epilogue(GraphBuilder& b, ValueId v, int kind, int64_t c
       ValueId gate = b.op("Add", {b.op("Div", {v, b.scalar(6.f)}), b.scalar(0.5f)});
       return b.op("Mul", {v, b.op("Min", {b.op("Max", {gate, b.scalar(0.f)}), b.scalar(1.f)})});
     }
+    case 6: {  // GELU as PyTorch exports it: x * (1 + erf(x / sqrt 2)) * 0.5
+      ValueId e = b.op("Add", {b.op("Erf", {b.op("Div", {v, b.scalar(1.4142135f)})}), b.scalar(1.f)});
+      return b.op("Mul", {b.op("Mul", {v, e}), b.scalar(0.5f)});
+    }
     default:
       return v;
   }

@@ -148,7 +148,10 @@ const ChannelsLastConvKernel::Operand* ChannelsLastConvKernel::operand(size_t in
 bool channels_last_supported(const Graph& graph, const onednn::LinearSpec& spec) {
   if (!direct::operands_supported(graph, spec) || spec.anchor.kind != onednn::LinearKind::Conv) return false;
   const direct::ConvShape s = direct::conv_shape(graph, spec.anchor);
-  if (!direct::channels_last_pointwise_shape(s) && !direct::channels_last_grouped_shape(s)) return false;
+  if (!direct::channels_last_pointwise_shape(s) && !direct::channels_last_grouped_shape(s) &&
+      !direct::channels_last_depthwise_shape(s)) {
+    return false;
+  }
   // Runtime operands (a residual) have the output's shape.
   return std::all_of(spec.epilogues.begin(), spec.epilogues.end(), [&](const onednn::Epilogue& e) {
     return e.tensor == kNoValue || graph.type(e.tensor).shape == Shape{s.n, s.cout, s.oh, s.ow};
@@ -160,6 +163,7 @@ std::unique_ptr<Kernel> make_channels_last_kernel(const Graph& graph, const Kern
   if (!channels_last_supported(graph, spec)) return nullptr;
   const direct::ConvShape s = direct::conv_shape(graph, spec.anchor);
   if (direct::channels_last_pointwise_shape(s)) return direct::make_channels_last_pointwise(graph, group, spec, s);
+  if (direct::channels_last_depthwise_shape(s)) return direct::make_channels_last_depthwise(graph, group, spec, s);
   return direct::make_channels_last_grouped(graph, group, spec, s);
 }
 

@@ -1,7 +1,8 @@
 // What the channels-last direct convolutions share (the variant "direct
 // channels-last", direct_conv.h): pointwise ones with pixels as the GEMM's
-// rows (direct_pointwise_channels_last.cc) and grouped ones whose groups
-// have whole vectors of output channels (direct_grouped_channels_last.cc).
+// rows (direct_pointwise_channels_last.cc), grouped ones whose groups
+// have whole vectors of output channels (direct_grouped_channels_last.cc)
+// and depthwise ones (direct_depthwise_channels_last.cc).
 // They compute their output channels-last (oneDNN's acdb), which is where
 // the tensor lives when its readers take it (a native layout), else they
 // transpose it to NCHW; they read their input in the layouts their compute
@@ -90,7 +91,11 @@ std::unique_ptr<Kernel> make_channels_last_pointwise(const Graph& graph, const K
                                                      const onednn::LinearSpec& spec, const ConvShape& s);
 std::unique_ptr<Kernel> make_channels_last_grouped(const Graph& graph, const KernelGroup& group,
                                                    const onednn::LinearSpec& spec, const ConvShape& s);
+std::unique_ptr<Kernel> make_channels_last_depthwise(const Graph& graph, const KernelGroup& group,
+                                                     const onednn::LinearSpec& spec, const ConvShape& s);
 bool channels_last_pointwise_shape(const ConvShape& s);
 bool channels_last_grouped_shape(const ConvShape& s);
+// One channel per group, whole vectors of channels.
+bool channels_last_depthwise_shape(const ConvShape& s);
 
 }  // namespace orchid::runtime::cpu::direct
