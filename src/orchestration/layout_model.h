@@ -42,7 +42,7 @@ enum class KernelLayout { RowMajor, Native, Either, RelabelToNative, RelabelFrom
 inline constexpr double kRelabelSeconds = 1e-7;
 
 // Kernels [0, real_kernels) are the candidates, then the reorders, then the
-// native copies of the Either kernels.
+// native copies of the Either and relabeling kernels.
 struct LayoutExtension {
   size_t real_kernels = 0;
   std::vector<int> reorder_tensors = {};  // per reorder kernel, in order: the row-major tensor it converts

@@ -57,7 +57,7 @@ class LinearKernel : public Kernel {
   LinearKernel(const Graph& graph, const KernelGroup& group, const LinearSpec& spec)
       : spec_(spec), bias_(graph, group, spec), stream_(cpu_engine()) {
     const LinearAnchor& a = spec.anchor;
-    split_sigmoid_tail();
+    split_transcendental_tail();
     x_input_ = int(input_slot(group, a.x));
     const bool has_bias = bias_.present();
     const bool constant_weights = graph.value(a.w).is_constant();
@@ -124,9 +124,9 @@ class LinearKernel : public Kernel {
     }
     user_dst_.set_data_handle(args.outputs[0]);
     primitive_.execute(stream_, args_);
-    if (!sigmoid_tail_.empty()) {
+    if (!transcendental_tail_.empty()) {
       stream_.wait();
-      apply_sigmoid_tail(static_cast<float*>(args_[DNNL_ARG_DST].get_data_handle()));
+      apply_transcendental_tail(static_cast<float*>(args_[DNNL_ARG_DST].get_data_handle()));
     }
     if (dst_reorder_) dst_reorder_.execute(stream_, args_[DNNL_ARG_DST], user_dst_);
     stream_.wait();
@@ -227,31 +227,35 @@ class LinearKernel : public Kernel {
   // 0.22 ms instead of 0.23-0.24; a 64-channel depthwise 3x3 at 52x52 + SiLU
   // 0.118 instead of 0.130-0.141; 32 -> 32 1x1 at 104x104 (1.4 MB) 0.31-0.33
   // instead of 0.35-0.37, and the 2.8 MB output of 64 channels there was
-  // still no slower (at 1 and 2 threads). Outputs over kSigmoidTailBytes a
+  // still no slower (at 1 and 2 threads). Outputs over kTailBytes a
   // thread keep the post-ops: four 128-channel depthwise convs + GELU at
   // 128x128 (8 MB each) took 17.7-19.6 ms so, 14.1-16.0 with post-ops.
-  static constexpr int64_t kSigmoidTailBytes = int64_t(2) << 20;
+  static constexpr int64_t kTailBytes = int64_t(2) << 20;
 
-  void split_sigmoid_tail() {
+  // The eltwise post-ops oneDNN 2.6 computes slowly (a division, or erf).
+  static bool slow_post_op(dnnl::algorithm alg) {
+    using dnnl::algorithm;
+    switch (alg) {
+      case algorithm::eltwise_swish:
+      case algorithm::eltwise_logistic:
+      case algorithm::eltwise_gelu_erf:
+      case algorithm::eltwise_gelu_tanh:
+      case algorithm::eltwise_mish:
+        return true;
+      default:
+        return false;
+    }
+  }
+
+  void split_transcendental_tail() {
     std::vector<Epilogue>& all = spec_.epilogues;
     size_t first = all.size();
     while (first > 0 && all[first - 1].kind == EpilogueKind::Eltwise && epilogue_supported(all[first - 1])) --first;
-    const bool sigmoid = std::any_of(all.begin() + std::ptrdiff_t(first), all.end(), [](const Epilogue& e) {
-      using dnnl::algorithm;
-      switch (e.algorithm) {
-        case algorithm::eltwise_swish:
-        case algorithm::eltwise_logistic:
-        case algorithm::eltwise_gelu_erf:
-        case algorithm::eltwise_gelu_tanh:
-        case algorithm::eltwise_mish:
-          return true;
-        default:
-          return false;
-      }
-    });
+    const bool slow = std::any_of(all.begin() + std::ptrdiff_t(first), all.end(),
+                                  [](const Epilogue& e) { return slow_post_op(e.algorithm); });
     int64_t bytes = int64_t(sizeof(float));
     for (int64_t d : spec_.anchor.dst) bytes *= d;
-    if (!sigmoid || bytes > kSigmoidTailBytes * std::max(1, num_threads())) return;
+    if (!slow || bytes > kTailBytes * std::max(1, num_threads())) return;
     std::vector<Epilogue> tail(all.begin() + std::ptrdiff_t(first), all.end());
     // The pass covers dst's channel padding too (blocked layouts), which
     // must stay 0: a tail that moves 0 (a Sigmoid) only where the channels
@@ -259,19 +263,19 @@ class LinearKernel : public Kernel {
     float zero = 0.f;
     for (const Epilogue& e : tail) apply_eltwise(e, &zero, 1);
     if (zero != 0.f && spec_.anchor.kind != LinearKind::MatMul && spec_.anchor.channels % 16 != 0) return;
-    sigmoid_tail_ = std::move(tail);
+    transcendental_tail_ = std::move(tail);
     all.resize(first);
   }
 
-  // sigmoid_tail_ on dst in the primitive's layout, every element.
-  void apply_sigmoid_tail(float* dst) const {
+  // transcendental_tail_ on dst in the primitive's layout, every element.
+  void apply_transcendental_tail(float* dst) const {
     const int64_t n = int64_t(dst_md_.get_size() / sizeof(float));
     constexpr int64_t kChunk = 4096;
     parallel_for((n + kChunk - 1) / kChunk, 16, [&](int64_t begin, int64_t end) {
       for (int64_t c = begin; c < end; ++c) {
         float* y = dst + c * kChunk;
         const int64_t m = std::min(kChunk, n - c * kChunk);
-        for (const Epilogue& e : sigmoid_tail_) apply_eltwise(e, y, m);
+        for (const Epilogue& e : transcendental_tail_) apply_eltwise(e, y, m);
       }
     });
   }
@@ -445,7 +449,7 @@ class LinearKernel : public Kernel {
   std::vector<Reorder> input_reorders_;  // activations and runtime post-op operands, per call
   int x_input_ = -1;
   std::vector<std::vector<float>> binary_constants_;
-  std::vector<Epilogue> sigmoid_tail_;  // applied by the kernel after the primitive
+  std::vector<Epilogue> transcendental_tail_;  // applied by the kernel after the primitive
 };
 
 }  // namespace
