@@ -150,7 +150,6 @@ std::vector<Node> moved(const Graph& graph, Graph& out, const Region& region, co
 
 Graph activations_before_layout(const Graph& graph) {
   const Finder finder(graph);
-  const std::vector<size_t> producer = producer_nodes(graph);
   return rewrite_nodes(graph, [&](size_t n, Graph& out, std::vector<bool>& drop) -> std::optional<std::vector<Node>> {
     const Node& last = graph.nodes()[n];
     if (!is_layout(&last) || last.outputs.size() != 1) return std::nullopt;

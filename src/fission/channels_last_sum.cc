@@ -23,14 +23,6 @@ struct TokenMap {
 // Channels-first axis a of a rank-r tensor in channels-last order.
 int64_t channels_last_axis(int64_t a, int64_t rank) { return a == 0 ? 0 : a == 1 ? rank - 1 : a - 1; }
 
-// A [N, C, spatial...] shape as [N, spatial..., C].
-Shape channels_last(const Shape& shape) {
-  Shape out(shape.size());
-  for (size_t a = 0; a < shape.size(); ++a)
-    out[size_t(channels_last_axis(int64_t(a), int64_t(shape.size())))] = shape[a];
-  return out;
-}
-
 // A Resize of the spatial axes whose scales or sizes, over all axes, can be
 // permuted: constant, no roi, no `axes`.
 bool is_permutable_resize(const Graph& graph, const Node& resize) {
@@ -132,7 +124,7 @@ class Rewriter {
   }
 
   ValueId channels_last_leaf(const TokenMap& map, const std::string& name) {
-    Shape image = channels_last(out_.type(map.reshape->outputs[0]).shape);
+    Shape image = channels_last_shape(out_.type(map.reshape->outputs[0]).shape);
     Node reshape = *map.reshape;
     reshape.name = name + "/Reshape";
     reshape.inputs = {map.transpose->inputs[0], out_.add_constant(name + "/shape", Tensor::vector_i64(image))};
@@ -146,7 +138,7 @@ class Rewriter {
       const Tensor* t = present_constant(out_, *map.resize, i);
       if (t) resize.inputs[i] = out_.add_constant(name + (i == 2 ? "/scales" : "/sizes"), permuted(*t));
     }
-    resize.outputs = {value(resize.name, channels_last(out_.type(map.resize->outputs[0]).shape))};
+    resize.outputs = {value(resize.name, channels_last_shape(out_.type(map.resize->outputs[0]).shape))};
     nodes_.push_back(resize);
     return resize.outputs[0];
   }

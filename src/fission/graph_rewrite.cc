@@ -24,12 +24,6 @@ bool constant_inputs_from(const Graph& graph, const Node& node, size_t first) {
   return true;
 }
 
-std::vector<int64_t> channels_first_perm(int64_t rank) {
-  std::vector<int64_t> perm = {0, rank - 1};
-  for (int64_t a = 1; a < rank - 1; ++a) perm.push_back(a);
-  return perm;
-}
-
 size_t index_of(const Graph& graph, const Node* node) { return size_t(node - graph.nodes().data()); }
 
 Graph with_nodes_replaced(Graph graph, const std::map<size_t, std::vector<Node>>& replaced,

@@ -28,10 +28,6 @@ const Tensor* present_constant(const Graph& graph, const Node& node, size_t i);
 // omitted (a Resize's roi, scales and sizes).
 bool constant_inputs_from(const Graph& graph, const Node& node, size_t first);
 
-// The permutation from channels-last [N, spatial..., C] to channels-first
-// [N, C, spatial...] for a rank-`rank` tensor: [0, r-1, 1, ..., r-2].
-std::vector<int64_t> channels_first_perm(int64_t rank);
-
 // The index of `node`, an element of graph.nodes().
 size_t index_of(const Graph& graph, const Node* node);
 

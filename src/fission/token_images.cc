@@ -15,22 +15,6 @@ bool is_token_transpose(const Node* node) {
   return is_plain(node, "Transpose") && node->attrs.get_ints("perm") == std::vector<int64_t>{0, 2, 1};
 }
 
-// [0, 2, ..., r-1, 1]: channels-first [N, C, spatial...] to channels-last.
-std::vector<int64_t> channels_last_perm(int64_t rank) {
-  std::vector<int64_t> perm{0};
-  for (int64_t a = 2; a < rank; ++a) perm.push_back(a);
-  perm.push_back(1);
-  return perm;
-}
-
-// [N, spatial..., C] from [N, C, spatial...].
-Shape channels_last(const Shape& image) {
-  Shape out{image[0]};
-  out.insert(out.end(), image.begin() + 2, image.end());
-  out.push_back(image[1]);
-  return out;
-}
-
 class Rewriter {
  public:
   Rewriter(Graph& out, const Node& root) : out_(out), root_(root) {}
@@ -38,14 +22,14 @@ class Rewriter {
   // root: Reshape(Transpose(t)) to an image; t [N, L, C].
   std::vector<Node> image(ValueId tokens) {
     const Shape image = out_.type(root_.outputs[0]).shape;
-    const ValueId last = reshape(tokens, channels_last(image), "/channels_last");
+    const ValueId last = reshape(tokens, channels_last_shape(image), "/channels_last");
     return {std::move(nodes_[0]), transpose(last, channels_first_perm(int64_t(image.size())), root_.outputs[0])};
   }
 
   // root: Transpose(Reshape(x)) to tokens; x [N, C, spatial...].
   std::vector<Node> tokens(ValueId image) {
     const Shape shape = out_.type(image).shape;
-    const ValueId last = out_.add_value(root_.name + "/channels_last", {out_.type(image).dtype, channels_last(shape)});
+    const ValueId last = out_.add_value(root_.name + "/channels_last", {out_.type(image).dtype, channels_last_shape(shape)});
     nodes_.push_back(transpose(image, channels_last_perm(int64_t(shape.size())), last));
     Node flat{root_.name + "/tokens", "Reshape", "",
               {last, out_.add_constant(root_.name + "/tokens_shape",

@@ -31,6 +31,26 @@ std::vector<int64_t> shape_strides(const Shape& shape) {
   return strides;
 }
 
+std::vector<int64_t> channels_first_perm(int64_t rank) {
+  std::vector<int64_t> perm = {0, rank - 1};
+  for (int64_t a = 1; a < rank - 1; ++a) perm.push_back(a);
+  return perm;
+}
+
+std::vector<int64_t> channels_last_perm(int64_t rank) {
+  std::vector<int64_t> perm = {0};
+  for (int64_t a = 2; a < rank; ++a) perm.push_back(a);
+  perm.push_back(1);
+  return perm;
+}
+
+Shape channels_last_shape(const Shape& shape) {
+  Shape out{shape[0]};
+  out.insert(out.end(), shape.begin() + 2, shape.end());
+  out.push_back(shape[1]);
+  return out;
+}
+
 std::string TensorType::to_string() const {
   return std::string(dtype_name(dtype)) + "[" + shape_to_string(shape) + "]";
 }

@@ -18,6 +18,13 @@ int64_t shape_numel(const Shape& shape);
 std::string shape_to_string(const Shape& shape);  // "1x3x224x224"; "scalar" for rank 0
 // Row-major strides in elements.
 std::vector<int64_t> shape_strides(const Shape& shape);
+// The Transpose perms between an image channels-first [N, C, spatial...]
+// and channels-last [N, spatial..., C] of rank `rank`: to channels-first
+// [0, r-1, 1, ..., r-2], to channels-last [0, 2, ..., r-1, 1].
+std::vector<int64_t> channels_first_perm(int64_t rank);
+std::vector<int64_t> channels_last_perm(int64_t rank);
+// A channels-first shape [N, C, spatial...] as [N, spatial..., C].
+Shape channels_last_shape(const Shape& shape);
 
 struct TensorType {
   DType dtype = DType::Float32;

@@ -104,7 +104,9 @@ TEST(ActivationsBeforeLayout, GeluMovesToTheConv) {
   }
   EXPECT_EQ(after_conv, (std::vector<std::string>{"Div", "Erf", "Add", "Mul", "Mul", "Transpose", "Reshape"}));
   for (const Node& node : rewritten.nodes()) {
-    if (node.op == "Erf") EXPECT_EQ(rewritten.type(node.outputs[0]).shape, (Shape{1, 8, 4, 5}));
+    if (node.op == "Erf") {
+      EXPECT_EQ(rewritten.type(node.outputs[0]).shape, (Shape{1, 8, 4, 5}));
+    }
   }
   expect_same_outputs(g, rewritten);
   expect_same_outputs(g, fission(g));

@@ -18,19 +18,6 @@ namespace {
 
 using onednn::kOneDnnLayout;
 
-std::vector<int64_t> first_perm(int64_t rank) {
-  std::vector<int64_t> perm{0, rank - 1};
-  for (int64_t a = 1; a < rank - 1; ++a) perm.push_back(a);
-  return perm;
-}
-
-std::vector<int64_t> last_perm(int64_t rank) {
-  std::vector<int64_t> perm{0};
-  for (int64_t a = 2; a < rank; ++a) perm.push_back(a);
-  perm.push_back(1);
-  return perm;
-}
-
 class ChannelsLastTransposeKernel : public Kernel {
  public:
   ChannelsLastTransposeKernel(const Graph& graph, const KernelGroup& group, ChannelsLastTranspose direction,
@@ -93,8 +80,8 @@ std::optional<ChannelsLastTranspose> channels_last_transpose(const Graph& graph,
   const int64_t rank = int64_t(type.rank());
   if (type.dtype != DType::Float32 || rank < 3 || rank > 5) return std::nullopt;
   const std::vector<int64_t> perm = node.attrs.get_ints("perm");
-  if (perm == first_perm(rank)) return ChannelsLastTranspose::ToChannelsFirst;
-  if (perm == last_perm(rank)) return ChannelsLastTranspose::ToChannelsLast;
+  if (perm == channels_first_perm(rank)) return ChannelsLastTranspose::ToChannelsFirst;
+  if (perm == channels_last_perm(rank)) return ChannelsLastTranspose::ToChannelsLast;
   return std::nullopt;
 }
 
