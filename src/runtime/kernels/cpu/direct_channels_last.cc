@@ -36,6 +36,26 @@ float* aligned_floats(std::vector<float>& storage, int64_t n) {
   return storage.data() + (kFloatsPerLine - misaligned) % kFloatsPerLine;
 }
 
+void tap_pixels(const ConvShape& s, const float* image, int64_t pixel, const float* zeros, int64_t q0, int64_t rows,
+                int64_t tile, const float** pixels) {
+  ORCHID_CHECK(tile <= kMaxTapTile) << "a tile of " << tile << " pixels";
+  int64_t oy[kMaxTapTile], ox[kMaxTapTile];
+  for (int64_t r = 0, y = q0 / s.ow, x = q0 % s.ow; r < tile; ++r) {
+    oy[r] = y * s.sh - s.ph, ox[r] = x * s.sw - s.pw;
+    if (r + 1 < rows && ++x == s.ow) x = 0, ++y;
+  }
+  for (int64_t ky = 0, t = 0; ky < s.kh; ++ky) {
+    for (int64_t kx = 0; kx < s.kw; ++kx, ++t) {
+      const float** p = pixels + t * tile;
+      for (int64_t r = 0; r < tile; ++r) {
+        const int64_t iy = oy[r] + ky * s.dh, ix = ox[r] + kx * s.dw;
+        const bool inside = iy >= 0 && iy < s.ih && ix >= 0 && ix < s.iw;
+        p[r] = inside ? image + (iy * s.iw + ix) * pixel : zeros;
+      }
+    }
+  }
+}
+
 bool only_relu(const onednn::LinearSpec& spec) {
   int relus = 0, others = 0;
   for (const onednn::Epilogue& e : spec.epilogues) {

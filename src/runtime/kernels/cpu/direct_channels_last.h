@@ -40,6 +40,15 @@ std::optional<ChannelBlockedLayout> channel_blocked(const dnnl::memory::desc& md
 // weights: a vector load across two cache lines costs two).
 float* aligned_floats(std::vector<float>& storage, int64_t n);
 
+// The input pixels a tile of `tile` (<= kMaxTapTile) consecutive output
+// pixels of a conv of shape `s` reads, from output pixel q0 (flat over the
+// image's rows): pixels[t * tile + r] is where output pixel q0 + r reads
+// tap t of `image` (a pixel's channel 0; pixels `pixel` floats apart), or
+// `zeros` in the padding; past `rows`, the last pixel again.
+inline constexpr int64_t kMaxTapTile = 16;
+void tap_pixels(const ConvShape& s, const float* image, int64_t pixel, const float* zeros, int64_t q0, int64_t rows,
+                int64_t tile, const float** pixels);
+
 // Whether the spec's epilogues after the bias are one ReLU.
 bool only_relu(const onednn::LinearSpec& spec);
 

@@ -112,7 +112,7 @@ class ChannelsLastDepthwiseKernel : public ChannelsLastConvKernel {
   // Output pixels [q0, q0 + rows) of image n (flat over its rows), every channel.
   void compute_tile(const float* x, const ChannelBlockedLayout& in, int64_t n, int64_t q0, int64_t rows, float* out,
                     std::vector<const float*>& pixels, bool whole_rows) const {
-    set_pixels(x + in.offset + n * in.sn, in, q0, rows, pixels);
+    tap_pixels(s_, x + in.offset + n * in.sn, in.sw, zeros_.data(), q0, rows, kMaxPixels, pixels.data());
     const int64_t first = n * s_.oh * s_.ow + q0;  // the tile's first pixel in the output
     float* y = out + first * s_.cout;
     int64_t c0 = 0;
@@ -130,27 +130,6 @@ class ChannelsLastDepthwiseKernel : public ChannelsLastConvKernel {
       return;
     }
     for (int64_t r = 0; r < rows; ++r) epilogue_.apply_columns(y + r * s_.cout, (first + r) * s_.cout, 0, s_.cout);
-  }
-
-  // pixels[tap][r]: where output pixel q0 + r (flat) reads tap t (its
-  // channel 0), zeros in the padding; past `rows`, the last pixel again.
-  void set_pixels(const float* image, const ChannelBlockedLayout& in, int64_t q0, int64_t rows,
-                  std::vector<const float*>& pixels) const {
-    int64_t oy[kMaxPixels], ox[kMaxPixels];
-    for (int64_t r = 0, y = q0 / s_.ow, x = q0 % s_.ow; r < kMaxPixels; ++r) {
-      oy[r] = y * s_.sh - s_.ph, ox[r] = x * s_.sw - s_.pw;
-      if (r + 1 < rows && ++x == s_.ow) x = 0, ++y;
-    }
-    for (int64_t ky = 0, t = 0; ky < s_.kh; ++ky) {
-      for (int64_t kx = 0; kx < s_.kw; ++kx, ++t) {
-        const float** p = pixels.data() + t * kMaxPixels;
-        for (int64_t r = 0; r < kMaxPixels; ++r) {
-          const int64_t iy = oy[r] + ky * s_.dh, ix = ox[r] + kx * s_.dw;
-          const bool inside = iy >= 0 && iy < s_.ih && ix >= 0 && ix < s_.iw;
-          p[r] = inside ? image + (iy * s_.iw + ix) * in.sw : zeros_.data();
-        }
-      }
-    }
   }
 
   int64_t taps_ = 0;

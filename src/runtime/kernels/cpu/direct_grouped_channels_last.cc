@@ -150,35 +150,22 @@ class ChannelsLastGroupedKernel : public ChannelsLastConvKernel {
     }
   }
 
-  // pixels[tap][r]: where output pixel q0 + r (flat) reads tap t (its
-  // channel 0), zeros in the padding; past `rows`, the last pixel again;
-  // the tap's first entry null when all of them are padding. steps[tap]:
-  // the distance between consecutive pixels when each half of the tile is
-  // evenly spaced by it, else 0.
+  // tap_pixels's pointers, the tap's first one null when all of them are
+  // padding. steps[tap]: the distance between consecutive pixels when each
+  // half of the tile is evenly spaced by it, else 0.
   void set_pixels(const float* image, const ChannelBlockedLayout& in, int64_t q0, int64_t rows,
                   std::vector<const float*>& pixels, std::vector<int64_t>& steps) const {
-    int64_t oy[kMaxPixels], ox[kMaxPixels];
-    for (int64_t r = 0, y = q0 / s_.ow, x = q0 % s_.ow; r < kMaxPixels; ++r) {
-      oy[r] = y * s_.sh - s_.ph, ox[r] = x * s_.sw - s_.pw;
-      if (r + 1 < rows && ++x == s_.ow) x = 0, ++y;
-    }
+    tap_pixels(s_, image, in.sw, zeros_.data(), q0, rows, kMaxPixels, pixels.data());
     constexpr int64_t kHalf = kMaxPixels / 2;
-    for (int64_t ky = 0, t = 0; ky < s_.kh; ++ky) {
-      for (int64_t kx = 0; kx < s_.kw; ++kx, ++t) {
-        const float** p = pixels.data() + t * kMaxPixels;
-        bool any = false;
-        for (int64_t r = 0; r < kMaxPixels; ++r) {
-          const int64_t iy = oy[r] + ky * s_.dh, ix = ox[r] + kx * s_.dw;
-          const bool inside = iy >= 0 && iy < s_.ih && ix >= 0 && ix < s_.iw;
-          p[r] = inside ? image + (iy * s_.iw + ix) * in.sw : zeros_.data();
-          any = any || inside;
-        }
-        const int64_t step = p[1] - p[0];
-        bool even = step > 0;
-        for (int64_t r = 1; r < kMaxPixels && even; ++r) even = r == kHalf || p[r] - p[r - 1] == step;
-        steps[size_t(t)] = even ? step : 0;
-        if (!any) p[0] = nullptr;
-      }
+    for (int64_t t = 0; t < taps_; ++t) {
+      const float** p = pixels.data() + t * kMaxPixels;
+      bool any = false;
+      for (int64_t r = 0; r < kMaxPixels; ++r) any = any || p[r] != zeros_.data();
+      const int64_t step = p[1] - p[0];
+      bool even = step > 0;
+      for (int64_t r = 1; r < kMaxPixels && even; ++r) even = r == kHalf || p[r] - p[r - 1] == step;
+      steps[size_t(t)] = even ? step : 0;
+      if (!any) p[0] = nullptr;
     }
   }
 
