@@ -21,31 +21,31 @@ class Rewriter {
 
   // root: Reshape(Transpose(t)) to an image; t [N, L, C].
   std::vector<Node> image(ValueId tokens) {
-    const Shape image = out_.type(root_.outputs[0]).shape;
-    const ValueId last = reshape(tokens, channels_last_shape(image), "/channels_last");
-    return {std::move(nodes_[0]), transpose(last, channels_first_perm(int64_t(image.size())), root_.outputs[0])};
+    const Shape image = out_.type(root_.outputs[0]).shape;  // (a copy: adding values moves the types)
+    const ValueId last = channels_last_value(tokens, image);
+    return {reshape(tokens, last, "/channels_last"),
+            transpose(last, channels_first_perm(int64_t(image.size())), root_.outputs[0])};
   }
 
   // root: Transpose(Reshape(x)) to tokens; x [N, C, spatial...].
   std::vector<Node> tokens(ValueId image) {
-    const Shape shape = out_.type(image).shape;
-    const ValueId last = out_.add_value(root_.name + "/channels_last", {out_.type(image).dtype, channels_last_shape(shape)});
-    nodes_.push_back(transpose(image, channels_last_perm(int64_t(shape.size())), last));
-    Node flat{root_.name + "/tokens", "Reshape", "",
-              {last, out_.add_constant(root_.name + "/tokens_shape",
-                                       Tensor::vector_i64(out_.type(root_.outputs[0]).shape))},
-              {root_.outputs[0]}, {}};
-    nodes_.push_back(std::move(flat));
-    return std::move(nodes_);
+    const int64_t rank = int64_t(out_.type(image).rank());
+    const ValueId last = channels_last_value(image, out_.type(image).shape);
+    return {transpose(image, channels_last_perm(rank), last),
+            reshape(last, root_.outputs[0], "/tokens")};
   }
 
  private:
-  ValueId reshape(ValueId input, const Shape& shape, const std::string& suffix) {
+  // A new value: the image of `shape` channels-last, of `like`'s dtype.
+  ValueId channels_last_value(ValueId like, const Shape& shape) {
+    const TensorType type{out_.type(like).dtype, channels_last_shape(shape)};  // before add_value moves the types
+    return out_.add_value(root_.name + "/channels_last", type);
+  }
+
+  Node reshape(ValueId input, ValueId output, const std::string& suffix) {
     const std::string name = root_.name + suffix;
-    const ValueId out = out_.add_value(name, {out_.type(input).dtype, shape});
-    nodes_.push_back(Node{name, "Reshape", "", {input, out_.add_constant(name + "/shape", Tensor::vector_i64(shape))},
-                          {out}, {}});
-    return out;
+    const ValueId shape = out_.add_constant(name + "/shape", Tensor::vector_i64(out_.type(output).shape));
+    return Node{name, "Reshape", "", {input, shape}, {output}, {}};
   }
 
   Node transpose(ValueId input, std::vector<int64_t> perm, ValueId output) const {
@@ -56,7 +56,6 @@ class Rewriter {
 
   Graph& out_;
   const Node& root_;
-  std::vector<Node> nodes_;
 };
 
 // An image [N, C, spatial...] with at least one spatial axis and the token

@@ -1,6 +1,7 @@
 #include "orchestration/layout_model.h"
 
 #include <algorithm>
+#include <array>
 #include <map>
 #include <set>
 
@@ -64,7 +65,7 @@ LayoutExtension add_native_layouts(BlpProblem& problem, const std::vector<Kernel
   LayoutExtension extension{problem.kernels.size()};
   // The tensors a native (or either) kernel touches get a native twin; a
   // relabeling kernel's native side only.
-  const auto native_sides = [&](size_t k) -> std::vector<bool> {  // {inputs, outputs}
+  const auto native_sides = [&](size_t k) -> std::array<bool, 2> {  // {inputs, outputs}
     switch (layouts[k]) {
       case KernelLayout::RowMajor: return {false, false};
       case KernelLayout::RelabelToNative: return {false, true};
@@ -74,7 +75,7 @@ LayoutExtension add_native_layouts(BlpProblem& problem, const std::vector<Kernel
   };
   std::map<int, int> twin;
   for (size_t k = 0; k < problem.kernels.size(); ++k) {
-    const std::vector<bool> sides = native_sides(k);
+    const std::array<bool, 2> sides = native_sides(k);
     const std::vector<int>* lists[] = {&problem.kernels[k].inputs, &problem.kernels[k].outputs};
     for (size_t side = 0; side < 2; ++side) {
       for (int t : sides[side] ? *lists[side] : std::vector<int>{}) {
@@ -82,7 +83,7 @@ LayoutExtension add_native_layouts(BlpProblem& problem, const std::vector<Kernel
       }
     }
   }
-  const auto native_form = [&](BlpKernel kernel, std::vector<bool> sides = {true, true}) {
+  const auto native_form = [&](BlpKernel kernel, std::array<bool, 2> sides = {true, true}) {
     std::vector<int>* lists[] = {&kernel.inputs, &kernel.outputs};
     for (size_t side = 0; side < 2; ++side) {
       if (!sides[side]) continue;
