@@ -21,12 +21,16 @@ std::string record_name(const BlpProblem& problem) { return "blp " + sha256_of_t
 // The stored solution, when it is one of this problem (in range, meets the
 // constraints, executable in its order) and good enough for this solve.
 std::optional<BlpSolution> read_record(const std::string& value, const BlpProblem& problem,
-                                       double compile_time_limit) {
+                                       double compile_time_limit, const std::string& solver) {
   const nlohmann::json record = nlohmann::json::parse(value, nullptr, /*allow_exceptions=*/false);
   if (!record.is_object() || !record.contains("chosen") || !record["chosen"].is_array()) return std::nullopt;
   BlpSolution solution;
   solution.proven_optimal = record.value("proven_optimal", false);
-  if (!solution.proven_optimal && record.value("time_limit", 0.0) < compile_time_limit) return std::nullopt;
+  if (!solution.proven_optimal) {
+    // Cut short: as good as this solve would be only from the same solver, given no more time.
+    if (record.value("time_limit", 0.0) < compile_time_limit) return std::nullopt;
+    if (record.value("solver", std::string()) != solver) return std::nullopt;
+  }
   for (const nlohmann::json& k : record["chosen"]) {
     if (!k.is_number_unsigned() || k.get<size_t>() >= problem.kernels.size()) return std::nullopt;
     solution.chosen.push_back(k.get<size_t>());
@@ -65,7 +69,7 @@ BlpSolution cached_solve_blp(const PlanCacheEntry& entry, Solver& solver, const 
   if (!entry.cache) return solve_blp(solver, problem, options);
   const std::string name = record_name(problem);
   if (std::optional<std::string> value = entry.cache->get_meta(entry.machine, name)) {
-    if (std::optional<BlpSolution> solution = read_record(*value, problem, entry.compile_time_limit)) {
+    if (std::optional<BlpSolution> solution = read_record(*value, problem, entry.compile_time_limit, solver.identity())) {
       if (from_cache) *from_cache = true;
       return *solution;
     }
@@ -74,7 +78,8 @@ BlpSolution cached_solve_blp(const PlanCacheEntry& entry, Solver& solver, const 
   if (solution.feasible) {
     const nlohmann::json record = {{"chosen", solution.chosen},
                                    {"proven_optimal", solution.proven_optimal},
-                                   {"time_limit", entry.compile_time_limit}};
+                                   {"time_limit", entry.compile_time_limit},
+                                   {"solver", solver.identity()}};
     entry.cache->set_meta(entry.machine, name, record.dump());
   }
   return solution;

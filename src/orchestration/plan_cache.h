@@ -21,13 +21,15 @@ struct PlanCacheEntry {
   cost::CostCache* cache = nullptr;  // nullptr: no caching
   std::string machine;               // the cost database's machine key
   // The compile's solver time limit (all parts together). A plan the limit
-  // cut short is reused by compiles with the same limit or a smaller one,
-  // not by one given more time to do better.
+  // cut short is reused by compiles with the same limit or a smaller one
+  // and the same solver (Solver::identity), not by one given more time or a
+  // better solver to do better.
   double compile_time_limit = 0;
 };
 
 // solve_blp, through the cache: a stored solution is reused when it was
-// proven optimal or solved within at least this compile's time limit; what
+// proven optimal or solved by the same solver within at least this
+// compile's time limit; what
 // is solved is stored. *from_cache tells which happened.
 BlpSolution cached_solve_blp(const PlanCacheEntry& entry, Solver& solver, const BlpProblem& problem,
                              const SolveOptions& options, bool* from_cache = nullptr);

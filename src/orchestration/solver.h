@@ -3,6 +3,7 @@
 #pragma once
 
 #include <memory>
+#include <string>
 
 #include "orchestration/blp_model.h"
 
@@ -29,6 +30,9 @@ class Solver {
   // proven_optimal=true: proven infeasible; with proven_optimal=false: the
   // time limit came before any selection was found.
   virtual BlpSolution solve_once(const BlpProblem& problem, const SolveOptions& options) = 0;
+  // Which solver, and how configured: a selection one solver's time limit
+  // cut short is not the best another one finds (plan_cache.h).
+  virtual std::string identity() const = 0;
 };
 
 // COIN-OR CBC, exact (proven optimal unless the time limit is hit).

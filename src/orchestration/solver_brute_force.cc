@@ -138,6 +138,7 @@ class Search {
 
 class BruteForceSolver final : public Solver {
  public:
+  std::string identity() const override { return "brute force"; }
   BlpSolution solve_once(const BlpProblem& problem, const SolveOptions& options) override {
     ORCHID_CHECK(problem.kernels.size() <= kMaxKernels)
         << "brute-force BLP solver asked for " << problem.kernels.size() << " kernels (at most " << kMaxKernels << ")";

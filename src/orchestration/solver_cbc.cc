@@ -8,7 +8,15 @@
 #include <map>
 #include <set>
 
+#include <coin/CbcHeuristic.hpp>
+#include <coin/CbcHeuristicLocal.hpp>
+#include <coin/CbcHeuristicRINS.hpp>
 #include <coin/CbcModel.hpp>
+#include <coin/CglClique.hpp>
+#include <coin/CglGomory.hpp>
+#include <coin/CglKnapsackCover.hpp>
+#include <coin/CglProbing.hpp>
+#include <coin/CglZeroHalf.hpp>
 #include <coin/CoinPackedMatrix.hpp>
 #include <coin/CoinPackedVector.hpp>
 #include <coin/OsiClpSolverInterface.hpp>
@@ -173,8 +181,42 @@ OsiClpSolverInterface build_lp(const BlpProblem& problem, const std::vector<Row>
   return lp;
 }
 
+// Cut generators and primal heuristics, as CBC's own driver adds them
+// (CbcModel alone branches on bare LP relaxations). Gomory cuts close most
+// of the relaxation's gap on these models: YOLOX-Nano's largest part (1,521
+// kernels with layouts) took 28-35 s to prove optimal without them and
+// 0.2-0.3 s with this set, so the 20 s budget no longer cut it short with a
+// plan 9% slower.
+void add_cuts_and_heuristics(CbcModel& model) {
+  CglProbing probing;
+  probing.setUsingObjective(1);
+  probing.setMaxPass(3);
+  probing.setMaxProbe(100);
+  probing.setMaxLook(50);
+  probing.setRowCuts(3);
+  model.addCutGenerator(&probing, -1, "Probing");  // (each generator is copied)
+  CglGomory gomory;
+  gomory.setLimit(300);
+  model.addCutGenerator(&gomory, -1, "Gomory");
+  CglClique clique;
+  clique.setStarCliqueReport(false);
+  clique.setRowCliqueReport(false);
+  model.addCutGenerator(&clique, -1, "Clique");
+  CglKnapsackCover knapsack;
+  model.addCutGenerator(&knapsack, -1, "KnapsackCover");
+  CglZeroHalf zero_half;
+  model.addCutGenerator(&zero_half, -1, "ZeroHalf");
+  CbcRounding rounding(model);
+  model.addHeuristic(&rounding);
+  CbcHeuristicLocal local(model);
+  model.addHeuristic(&local);
+  CbcHeuristicRINS rins(model);
+  model.addHeuristic(&rins);
+}
+
 class CbcSolver final : public Solver {
  public:
+  std::string identity() const override { return "cbc 2.10, cuts and heuristics"; }
   BlpSolution solve_once(const BlpProblem& problem, const SolveOptions& options) override {
     auto start = std::chrono::steady_clock::now();
     BlpSolution solution = solve(problem, options);
@@ -201,6 +243,7 @@ class CbcSolver final : public Solver {
     silence(*model.solver());
     model.setUseElapsedTime(true);
     model.setMaximumSeconds(options.time_limit_seconds);
+    add_cuts_and_heuristics(model);
     model.initialSolve();
     if (!options.start.empty()) start_from(model, problem, options.start);
     model.branchAndBound();

@@ -30,6 +30,7 @@ class CountingSolver : public Solver {
     ++calls;
     return inner_->solve_once(problem, options);
   }
+  std::string identity() const override { return inner_->identity(); }
   int calls = 0;
 
  private:
@@ -98,7 +99,7 @@ TEST(PlanCache, AnUnprovenPlanIsReusedOnlyWithinItsTimeLimit) {
   cost::testing::TempDir dir;
   cost::CostCache cache(dir.file("costs.sqlite"));
   const std::string name = "blp " + sha256_of_text(blp_problem_text(chain()));
-  cache.set_meta("machine", name, R"({"chosen":[0,1],"proven_optimal":false,"time_limit":5})");
+  cache.set_meta("machine", name, R"({"chosen":[0,1],"proven_optimal":false,"time_limit":5,"solver":"brute force"})");
   CountingSolver solver;
   bool from_cache = false;
   BlpSolution solution = cached_solve_blp({&cache, "machine", 5}, solver, chain(), {}, &from_cache);
@@ -109,6 +110,29 @@ TEST(PlanCache, AnUnprovenPlanIsReusedOnlyWithinItsTimeLimit) {
   EXPECT_FALSE(from_cache);  // more time than it had
   EXPECT_TRUE(solution.proven_optimal);
   EXPECT_EQ(solution.chosen, std::vector<size_t>{2});
+}
+
+TEST(PlanCache, AnUnprovenPlanOfAnotherSolverIsSolvedAgain) {
+  cost::testing::TempDir dir;
+  cost::CostCache cache(dir.file("costs.sqlite"));
+  const std::string name = "blp " + sha256_of_text(blp_problem_text(chain()));
+  for (const char* record : {R"({"chosen":[0,1],"proven_optimal":false,"time_limit":60})",
+                             R"({"chosen":[0,1],"proven_optimal":false,"time_limit":60,"solver":"cbc, bare"})"}) {
+    cache.set_meta("machine", name, record);
+    CountingSolver solver;
+    bool from_cache = true;
+    const BlpSolution solution = cached_solve_blp({&cache, "machine", 5}, solver, chain(), {}, &from_cache);
+    EXPECT_FALSE(from_cache) << record;
+    EXPECT_TRUE(solution.proven_optimal);
+    EXPECT_EQ(solution.chosen, std::vector<size_t>{2});
+  }
+  // A proven one is reused whichever solver proved it.
+  cache.set_meta("machine", name, R"({"chosen":[2],"proven_optimal":true,"time_limit":1,"solver":"cbc, bare"})");
+  CountingSolver solver;
+  bool from_cache = false;
+  cached_solve_blp({&cache, "machine", 5}, solver, chain(), {}, &from_cache);
+  EXPECT_TRUE(from_cache);
+  EXPECT_EQ(solver.calls, 0);
 }
 
 TEST(PlanCache, WithoutACacheItSolves) {
