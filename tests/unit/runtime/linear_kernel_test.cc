@@ -3,6 +3,7 @@
 // the reference kernel, and the baseline plan's Conv + epilogue groups.
 #include "orchestration/baseline_plan.h"
 #include "runtime/kernels/cpu/onednn_common.h"
+#include "runtime/kernels/cpu/onednn_linear_kernel.h"
 #include "runtime/kernels/cpu/onednn_linear_spec.h"
 #include "runtime/kernels/cpu/registry.h"
 #include "runtime_test_util.h"
@@ -467,6 +468,57 @@ TEST(LinearKernel, SigmoidTailsAppliedByTheKernel) {
       }
     }
   }
+}
+
+// A residual Add after a conv (ResNet's Conv + Add + ReLU) as oneDNN's sum
+// post-op (the variant "onednn residual sum", the residual copied into dst
+// first) and as a binary one: residuals from the graph input (row-major)
+// and from another conv (its native layout), 1x1 and 3x3, channel counts
+// that fill blocks of 16 and that do not, the Add's operands either way
+// round, and a residual read again after the conv.
+TEST(LinearKernel, ResidualAddsAsSums) {
+  for (int64_t channels : {16, 24, 64}) {
+    for (int64_t k : {1, 3}) {
+      for (int form = 0; form < 3; ++form) {  // graph input, conv output, conv output read again
+        Builder b;
+        ValueId x = b.input("x", {1, channels, 14, 14});
+        ValueId r = form == 0 ? x : b.op("Conv", {x, b.constant({channels, channels, 1, 1}), b.constant({channels})});
+        const Attributes a = k == 3 ? pad1() : Attributes{};
+        ValueId c = b.op("Conv", {r, b.constant({channels, channels, k, k}), b.constant({channels})}, a);
+        ValueId y = b.op("Relu", {form == 1 ? b.op("Add", {r, c}) : b.op("Add", {c, r})});
+        if (form == 2) y = b.op("Mul", {y, r});
+        const Graph g = b.finish(y);
+        size_t node = 0;
+        Program program{g, {}};
+        if (form != 0) program.kernels.push_back(make_group(g, {node++}));
+        const size_t residual_kernel = program.kernels.size();
+        program.kernels.push_back(make_group(g, {node, node + 1, node + 2}));
+        node += 3;
+        if (form == 2) program.kernels.push_back(make_group(g, {node}));
+        EXPECT_EQ(cpu::linear_variants(g, program.kernels[residual_kernel]).back(), cpu::onednn::kResidualSumVariant);
+        for (const char* variant : {"", cpu::onednn::kResidualSumVariant}) {
+          SCOPED_TRACE(std::to_string(channels) + " channels, k " + std::to_string(k) + " form " +
+                       std::to_string(form) + " variant '" + variant + "'");
+          program.kernels[residual_kernel].variant = variant;
+          // (Inputs in [-0.5, 0.5]: the sums of 576 terms stay near 1, where
+          // an absolute 1e-4 is above their float rounding.)
+          const std::vector<std::string> impl =
+              expect_program_matches(g, program, uniform_feeds(g, 9, -0.5, 0.5), 1e-4, 1e-4);
+          EXPECT_NE(impl[residual_kernel].find("onednn conv"), std::string::npos);
+        }
+      }
+    }
+  }
+  // No variant where the operand is subtracted, or there are two.
+  Builder b;
+  ValueId x = b.input("x", {1, 16, 6, 6});
+  ValueId c = b.op("Conv", {x, b.constant({16, 16, 1, 1})});
+  const Graph sub = b.finish(b.op("Sub", {c, x}));
+  EXPECT_TRUE(cpu::linear_variants(sub, make_group(sub, {0, 1})).empty() ||
+              cpu::linear_variants(sub, make_group(sub, {0, 1})).back() != cpu::onednn::kResidualSumVariant);
+  const Graph two = b.finish(b.op("Add", {b.op("Add", {c, x}), x}));
+  const std::vector<std::string> variants = cpu::linear_variants(two, make_group(two, {0, 2, 3}));
+  EXPECT_EQ(std::find(variants.begin(), variants.end(), cpu::onednn::kResidualSumVariant), variants.end());
 }
 
 // HardSwish as fission writes it, x * Min(Max(x / 6 + 0.5, 0), 1) (constants on either side where the op

@@ -19,11 +19,19 @@ std::unique_ptr<Kernel> make_linear_kernel(const Graph& graph, const KernelGroup
   std::optional<onednn::LinearSpec> spec = onednn::analyze_group(graph, group);
   if (!group.variant.empty()) {
     // Only a damaged plan names another one; a known one that cannot build is Orchid's bug.
-    if (group.variant != kDirectVariant && group.variant != kChannelsLastVariant) {
+    if (group.variant != kDirectVariant && group.variant != kChannelsLastVariant &&
+        group.variant != onednn::kResidualSumVariant) {
       ORCHID_FAIL() << "kernel '" << group.name << "' names an unknown implementation '" << group.variant << "'";
     }
     std::unique_ptr<Kernel> kernel;
-    if (spec && group.variant == kChannelsLastVariant) {
+    if (spec && group.variant == onednn::kResidualSumVariant) {
+      try {
+        if (onednn::residual_sum_applies(*spec)) kernel = onednn::build_linear_kernel(graph, group, *spec, true);
+      } catch (const dnnl::error& e) {
+        ORCHID_FAIL() << "oneDNN cannot build the kernel group '" << group.name << "' with its residual as a sum: "
+                      << e.what();
+      }
+    } else if (spec && group.variant == kChannelsLastVariant) {
       kernel = make_channels_last_kernel(graph, group, *spec);
     } else if (spec) {
       kernel = spec->anchor.kind == onednn::LinearKind::MatMul ? make_direct_matmul_kernel(graph, group, *spec)
@@ -59,11 +67,12 @@ std::vector<std::string> linear_variants(const Graph& graph, const KernelGroup& 
     variants.push_back(kDirectVariant);
   }
   if (spec && channels_last_supported(graph, *spec)) variants.push_back(kChannelsLastVariant);
+  if (spec && onednn::residual_sum_applies(*spec)) variants.push_back(onednn::kResidualSumVariant);
   return variants;
 }
 
 bool linear_keeps_native_layouts(const Graph& graph, const KernelGroup& group) {
-  if (group.variant == kChannelsLastVariant) return true;
+  if (group.variant == kChannelsLastVariant || group.variant == onednn::kResidualSumVariant) return true;
   if (!group.variant.empty()) return false;
   std::optional<onednn::LinearSpec> spec = onednn::analyze_group(graph, group);
   if (!spec || spec->anchor.kind == onednn::LinearKind::MatMul) return false;

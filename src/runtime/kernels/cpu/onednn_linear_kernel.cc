@@ -22,6 +22,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <cstring>
 #include <memory>
 #include <unordered_map>
 
@@ -54,7 +55,7 @@ struct Bound {
 
 class LinearKernel : public Kernel {
  public:
-  LinearKernel(const Graph& graph, const KernelGroup& group, const LinearSpec& spec)
+  LinearKernel(const Graph& graph, const KernelGroup& group, const LinearSpec& spec, bool residual_as_sum)
       : spec_(spec), bias_(graph, group, spec), stream_(cpu_engine()) {
     const LinearAnchor& a = spec.anchor;
     split_transcendental_tail();
@@ -90,9 +91,13 @@ class LinearKernel : public Kernel {
       src_md = src_md_;
       dst_md = tensor_md = dst_md_;
     }
+    if (residual_as_sum) {
+      ORCHID_CHECK(residual_sum_applies(spec_)) << "kernel '" << group.name << "': no residual to add as a sum";
+      use_residual_as_sum(src_md, weights_md, bias_md, dst_md, tensor_md);
+    }
     dnnl::primitive_attr attr;
     attr.set_post_ops(post_ops(tensor_md));
-    create_primitive(src_md, weights_md, bias_md, dst_md, attr);
+    if (!residual_as_sum) create_primitive(src_md, weights_md, bias_md, dst_md, attr);
     // Where no fast implementation takes the operand in those layouts,
     // oneDNN 2.6 falls to gemm:jit in them, and its channels-last binary
     // post-op reads the operand wrongly (a 15x1 conv + residual Add on
@@ -107,6 +112,10 @@ class LinearKernel : public Kernel {
     bind_activations();
     bind_weights(graph, group, constant_weights);
     bind_post_op_operands(group);
+    if (sum_epilogue_ >= 0) {
+      sum_input_ = int(input_slot(group, spec_.epilogues[size_t(sum_epilogue_)].tensor));
+      bind_sum_operand(plain(spec_.anchor.dst));
+    }
     if (has_bias) args_[DNNL_ARG_BIAS] = memory(bias_md, cpu_engine(), bias_.data());
   }
 
@@ -123,6 +132,7 @@ class LinearKernel : public Kernel {
       args_[DNNL_ARG_DST].set_data_handle(conversion_buffer(0, dst_md_.get_size()));
     }
     user_dst_.set_data_handle(args.outputs[0]);
+    if (sum_input_ >= 0) copy_sum_operand(args.inputs[size_t(sum_input_)]);
     primitive_.execute(stream_, args_);
     if (!transcendental_tail_.empty()) {
       stream_.wait();
@@ -179,6 +189,10 @@ class LinearKernel : public Kernel {
     if (layout.kind != kOneDnnLayout) return false;
     const memory::desc& md = layout_desc(layout);
     bool any = false;
+    if (int(input) == sum_input_) {
+      if (md.dims() != sum_given_.get_desc().dims()) return false;
+      any = true;
+    }
     for (const Bound& b : bound_) {
       if (size_t(b.input) != input) continue;
       if (b.arg == 0 || md.dims() != b.mem.get_desc().dims()) return false;
@@ -203,10 +217,11 @@ class LinearKernel : public Kernel {
     for (Bound& b : bound_) {
       if (size_t(b.input) == input) bind_input(b, md);
     }
+    if (int(input) == sum_input_) bind_sum_operand(md);
   }
 
   bool reads_input_at_run(size_t input) const override {
-    if (bias_.reads_input(input)) return true;
+    if (bias_.reads_input(input) || int(input) == sum_input_) return true;
     for (const Bound& b : bound_) {
       if (size_t(b.input) == input) return true;
     }
@@ -286,11 +301,48 @@ class LinearKernel : public Kernel {
     dnnl::post_ops ops;
     for (const Epilogue& e : spec_.epilogues) {
       if (e.kind == EpilogueKind::Eltwise) ops.append_eltwise(1.f, e.algorithm, e.alpha, e.beta);
-      if (e.kind == EpilogueKind::Binary) {
+      if (e.kind == EpilogueKind::Binary && &e - spec_.epilogues.data() == sum_epilogue_) {
+        ops.append_sum(1.f);
+      } else if (e.kind == EpilogueKind::Binary) {
         ops.append_binary(e.algorithm, e.tensor != kNoValue ? tensor_md : plain(e.broadcast));
       }
     }
     return ops;
+  }
+
+  // The residual as oneDNN's sum post-op (kResidualSumVariant): the
+  // primitive with the layouts it picks without post-ops, as for a binary
+  // operand.
+  void use_residual_as_sum(const memory::desc& src_md, const memory::desc& weights_md, const memory::desc& bias_md,
+                           const memory::desc& dst_md, const memory::desc& tensor_md) {
+    for (size_t i = 0; i < spec_.epilogues.size(); ++i) {
+      const Epilogue& e = spec_.epilogues[i];
+      if (e.kind == EpilogueKind::Binary && e.tensor != kNoValue) sum_epilogue_ = int(i);
+    }
+    dnnl::primitive_attr attr;
+    attr.set_post_ops(post_ops(tensor_md));
+    create_primitive(src_md, weights_md, bias_md, dst_md, attr);
+  }
+
+  // The residual as it arrives (`given`), copied or reordered into dst's layout.
+  void bind_sum_operand(const memory::desc& given) {
+    sum_given_ = memory(given, cpu_engine(), DNNL_MEMORY_NONE);
+    sum_reorder_ = given == dst_md_ ? dnnl::reorder() : dnnl::reorder(sum_given_, args_[DNNL_ARG_DST]);
+  }
+
+  void copy_sum_operand(const void* residual) {
+    sum_given_.set_data_handle(const_cast<void*>(residual));
+    if (sum_reorder_) {
+      sum_reorder_.execute(stream_, {{DNNL_ARG_FROM, sum_given_}, {DNNL_ARG_TO, args_[DNNL_ARG_DST]}});
+      return;
+    }
+    const auto* from = static_cast<const std::byte*>(residual);
+    auto* to = static_cast<std::byte*>(args_[DNNL_ARG_DST].get_data_handle());
+    const int64_t bytes = int64_t(dst_md_.get_size());
+    constexpr int64_t kChunk = 64 * 1024;
+    parallel_for((bytes + kChunk - 1) / kChunk, 4, [&](int64_t begin, int64_t end) {
+      std::memcpy(to + begin * kChunk, from + begin * kChunk, size_t(std::min(bytes, end * kChunk) - begin * kChunk));
+    });
   }
 
   // Binary operands: owned copies of constants; runtime tensors bound to
@@ -301,7 +353,7 @@ class LinearKernel : public Kernel {
     for (const Epilogue& e : spec_.epilogues) {
       if (e.kind == EpilogueKind::Bias) continue;
       const int arg = DNNL_ARG_ATTR_MULTIPLE_POST_OP(index++) | DNNL_ARG_SRC_1;
-      if (e.kind != EpilogueKind::Binary) continue;
+      if (e.kind != EpilogueKind::Binary || &e - spec_.epilogues.data() == sum_epilogue_) continue;
       if (e.tensor == kNoValue) {
         binary_constants_.push_back(e.values);
         args_[arg] = memory(plain(e.broadcast), cpu_engine(), binary_constants_.back().data());
@@ -450,12 +502,28 @@ class LinearKernel : public Kernel {
   int x_input_ = -1;
   std::vector<std::vector<float>> binary_constants_;
   std::vector<Epilogue> transcendental_tail_;  // applied by the kernel after the primitive
+  int sum_epilogue_ = -1;  // the epilogue applied as oneDNN's sum (kResidualSumVariant), -1 if none
+  int sum_input_ = -1;     // its operand's input
+  memory sum_given_;       // the operand in the layout it arrives in
+  dnnl::reorder sum_reorder_;  // into dst's layout, where that is another
 };
 
 }  // namespace
 
-std::unique_ptr<Kernel> build_linear_kernel(const Graph& graph, const KernelGroup& group, const LinearSpec& spec) {
-  return std::make_unique<LinearKernel>(graph, group, spec);
+bool residual_sum_applies(const LinearSpec& spec) {
+  if (spec.anchor.kind != LinearKind::Conv) return false;
+  int operands = 0, added = 0;
+  for (const Epilogue& e : spec.epilogues) {
+    if (e.kind != EpilogueKind::Binary || e.tensor == kNoValue) continue;
+    ++operands;
+    added += e.algorithm == dnnl::algorithm::binary_add;  // (a runtime operand has dst's type)
+  }
+  return operands == 1 && added == 1;
+}
+
+std::unique_ptr<Kernel> build_linear_kernel(const Graph& graph, const KernelGroup& group, const LinearSpec& spec,
+                                            bool residual_as_sum) {
+  return std::make_unique<LinearKernel>(graph, group, spec, residual_as_sum);
 }
 
 }  // namespace orchid::runtime::cpu::onednn
