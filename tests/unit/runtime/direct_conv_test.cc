@@ -54,6 +54,32 @@ TEST(DirectConv, DepthwiseRandomShapes) {
   }
 }
 
+// Stride 2 both ways without dilation runs by rows (each input row
+// deinterleaved once): kernels of odd and even sizes, pads up to the
+// kernel, widths on both sides of whole vectors, every epilogue kind.
+TEST(DirectConv, DepthwiseStrideTwoByRows) {
+  std::mt19937 rng(17);
+  auto pick = [&](int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(rng); };
+  for (int trial = 0; trial < 30; ++trial) {
+    const int64_t c = pick(1, 6), mult = pick(1, 2), n = pick(1, 2);
+    const ints k = {pick(1, 7), pick(1, 7)};
+    const ints s = {2, 2}, d = {1, 1};
+    const ints p = {pick(0, k[0] - 1), pick(0, k[1] - 1), pick(0, k[0] - 1), pick(0, k[1] - 1)};
+    const Shape x = {n, c, pick(1, 30), pick(1, 140)};
+    const Shape out = conv_output(x, c * mult, k, s, d, p);
+    if (out[2] < 1 || out[3] < 1) continue;
+    SCOPED_TRACE("trial " + std::to_string(trial));
+    GraphBuilder b;
+    b.seed = uint32_t(700 + trial);
+    std::vector<ValueId> inputs = {b.input("x", x), b.constant({c * mult, 1, k[0], k[1]})};
+    if (trial % 2) inputs.push_back(b.constant({c * mult}));
+    ValueId v = b.op("Conv", inputs,
+                     attrs({{"group", c}, {"strides", s}, {"dilations", d}, {"pads", p}, {"kernel_shape", k}}));
+    Graph g = b.finish(add_conv_epilogue(b, v, trial % 7, c * mult, out));
+    expect_direct(g, "direct depthwise conv");
+  }
+}
+
 TEST(DirectConv, PointwiseRandomShapes) {
   std::mt19937 rng(9);
   auto pick = [&](int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(rng); };
