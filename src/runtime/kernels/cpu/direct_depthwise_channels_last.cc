@@ -96,7 +96,7 @@ class ChannelsLastDepthwiseKernel : public ChannelsLastConvKernel {
 
  private:
   void compute(const float* x, const ChannelBlockedLayout& in, float* out) override {
-    const bool whole_rows = epilogue_.channel_independent();
+    const bool whole_rows = epilogue_.without_channel_constants();  // (operands channels-last, as the output)
     const int64_t plane = s_.oh * s_.ow, tiles = (plane + kMaxPixels - 1) / kMaxPixels;
     const int64_t tile_work = kMaxPixels * s_.cout * taps_;
     parallel_for(s_.n * tiles, std::max<int64_t>(1, 32768 / std::max<int64_t>(1, tile_work)),

@@ -112,7 +112,7 @@ class ChannelsLastGroupedKernel : public ChannelsLastConvKernel {
 
  private:
   void compute(const float* x, const ChannelBlockedLayout& in, float* out) override {
-    const bool whole_rows = epilogue_.channel_independent();
+    const bool whole_rows = epilogue_.without_channel_constants();  // (operands channels-last, as the output)
     const int64_t plane = s_.oh * s_.ow, tiles = (plane + kMaxPixels - 1) / kMaxPixels;
     const int64_t tile_flops = kMaxPixels * s_.cout * cin_g_ * taps_;
     parallel_for(s_.n * tiles, std::max<int64_t>(1, 65536 / std::max<int64_t>(1, tile_flops)),

@@ -212,6 +212,12 @@ bool LinearEpilogue::channel_independent() const {
   });
 }
 
+bool LinearEpilogue::without_channel_constants() const {
+  return std::all_of(tail_.begin(), tail_.end(), [](const Step& s) {
+    return s.epilogue.kind == EpilogueKind::Eltwise || s.tensor_input >= 0 || s.epilogue.values.size() == 1;
+  });
+}
+
 bool LinearEpilogue::reads_input(size_t input) const {
   if (bias_.reads_input(input)) return true;
   return std::any_of(tail_.begin(), tail_.end(), [&](const Step& s) { return s.tensor_input == int(input); });

@@ -51,6 +51,11 @@ class LinearEpilogue {
   // per-channel constants, no runtime tensors): apply may then run over
   // elements of several channels at once.
   bool channel_independent() const;
+  // Whether no epilogue after the bias has per-channel constants: apply may
+  // then run over elements of several channels at once where the runtime
+  // operands are laid out as the output is (a channels-last kernel's
+  // tensors, their offsets the output's).
+  bool without_channel_constants() const;
   // Whether the kernel reads group input `input` at run time.
   bool reads_input(size_t input) const;
 
