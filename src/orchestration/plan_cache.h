@@ -29,8 +29,8 @@ struct PlanCacheEntry {
 
 // solve_blp, through the cache: a stored solution is reused when it was
 // proven optimal or solved by the same solver within at least this
-// compile's time limit; what
-// is solved is stored. *from_cache tells which happened.
+// compile's time limit; what is solved is stored. *from_cache tells which
+// happened.
 BlpSolution cached_solve_blp(const PlanCacheEntry& entry, Solver& solver, const BlpProblem& problem,
                              const SolveOptions& options, bool* from_cache = nullptr);
 
