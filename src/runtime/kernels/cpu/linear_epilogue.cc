@@ -206,12 +206,6 @@ std::vector<size_t> LinearEpilogue::tensor_inputs() const {
   return inputs;
 }
 
-bool LinearEpilogue::channel_independent() const {
-  return std::all_of(tail_.begin(), tail_.end(), [](const Step& s) {
-    return s.epilogue.kind == EpilogueKind::Eltwise || (s.tensor_input < 0 && s.epilogue.values.size() == 1);
-  });
-}
-
 bool LinearEpilogue::without_channel_constants() const {
   return std::all_of(tail_.begin(), tail_.end(), [](const Step& s) {
     return s.epilogue.kind == EpilogueKind::Eltwise || s.tensor_input >= 0 || s.epilogue.values.size() == 1;

@@ -47,10 +47,6 @@ class LinearEpilogue {
   }
   // Whether nothing follows the bias (apply does nothing).
   bool only_bias() const { return tail_.empty(); }
-  // Whether the epilogues after the bias treat every element alike (no
-  // per-channel constants, no runtime tensors): apply may then run over
-  // elements of several channels at once.
-  bool channel_independent() const;
   // Whether no epilogue after the bias has per-channel constants: apply may
   // then run over elements of several channels at once where the runtime
   // operands are laid out as the output is (a channels-last kernel's
