@@ -53,6 +53,15 @@ struct Bound {
   int arg = 0;     // the primitive argument it feeds (DNNL_ARG_*), 0 for runtime weights
 };
 
+// The (last) epilogue with a runtime tensor operand, -1 if none.
+int runtime_operand(const LinearSpec& spec) {
+  int last = -1;
+  for (size_t i = 0; i < spec.epilogues.size(); ++i) {
+    if (spec.epilogues[i].kind == EpilogueKind::Binary && spec.epilogues[i].tensor != kNoValue) last = int(i);
+  }
+  return last;
+}
+
 class LinearKernel : public Kernel {
  public:
   LinearKernel(const Graph& graph, const KernelGroup& group, const LinearSpec& spec, bool residual_as_sum)
@@ -93,11 +102,11 @@ class LinearKernel : public Kernel {
     }
     if (residual_as_sum) {
       ORCHID_CHECK(residual_sum_applies(spec_)) << "kernel '" << group.name << "': no residual to add as a sum";
-      use_residual_as_sum(src_md, weights_md, bias_md, dst_md, tensor_md);
+      sum_epilogue_ = runtime_operand(spec_);  // post_ops makes it oneDNN's sum
     }
     dnnl::primitive_attr attr;
     attr.set_post_ops(post_ops(tensor_md));
-    if (!residual_as_sum) create_primitive(src_md, weights_md, bias_md, dst_md, attr);
+    create_primitive(src_md, weights_md, bias_md, dst_md, attr);
     // Where no fast implementation takes the operand in those layouts,
     // oneDNN 2.6 falls to gemm:jit in them, and its channels-last binary
     // post-op reads the operand wrongly (a 15x1 conv + residual Add on
@@ -229,10 +238,7 @@ class LinearKernel : public Kernel {
   }
 
  private:
-  bool has_tensor_operand() const {
-    return std::any_of(spec_.epilogues.begin(), spec_.epilogues.end(),
-                       [](const Epilogue& e) { return e.kind == EpilogueKind::Binary && e.tensor != kNoValue; });
-  }
+  bool has_tensor_operand() const { return runtime_operand(spec_) >= 0; }
 
   // A last run of eltwise epilogues holding a SiLU, Sigmoid, GELU or Mish
   // is applied by the kernel to dst after the primitive, while dst is in
@@ -308,20 +314,6 @@ class LinearKernel : public Kernel {
       }
     }
     return ops;
-  }
-
-  // The residual as oneDNN's sum post-op (kResidualSumVariant): the
-  // primitive with the layouts it picks without post-ops, as for a binary
-  // operand.
-  void use_residual_as_sum(const memory::desc& src_md, const memory::desc& weights_md, const memory::desc& bias_md,
-                           const memory::desc& dst_md, const memory::desc& tensor_md) {
-    for (size_t i = 0; i < spec_.epilogues.size(); ++i) {
-      const Epilogue& e = spec_.epilogues[i];
-      if (e.kind == EpilogueKind::Binary && e.tensor != kNoValue) sum_epilogue_ = int(i);
-    }
-    dnnl::primitive_attr attr;
-    attr.set_post_ops(post_ops(tensor_md));
-    create_primitive(src_md, weights_md, bias_md, dst_md, attr);
   }
 
   // The residual as it arrives (`given`), copied or reordered into dst's layout.
