@@ -22,7 +22,6 @@
 
 #include <algorithm>
 #include <cstdlib>
-#include <cstring>
 #include <memory>
 #include <unordered_map>
 
@@ -319,22 +318,12 @@ class LinearKernel : public Kernel {
   // The residual as it arrives (`given`), copied or reordered into dst's layout.
   void bind_sum_operand(const memory::desc& given) {
     sum_given_ = memory(given, cpu_engine(), DNNL_MEMORY_NONE);
-    sum_reorder_ = given == dst_md_ ? dnnl::reorder() : dnnl::reorder(sum_given_, args_[DNNL_ARG_DST]);
+    sum_reorder_ = dnnl::reorder(sum_given_, args_[DNNL_ARG_DST]);  // (a copy where the layouts agree)
   }
 
   void copy_sum_operand(const void* residual) {
     sum_given_.set_data_handle(const_cast<void*>(residual));
-    if (sum_reorder_) {
-      sum_reorder_.execute(stream_, {{DNNL_ARG_FROM, sum_given_}, {DNNL_ARG_TO, args_[DNNL_ARG_DST]}});
-      return;
-    }
-    const auto* from = static_cast<const std::byte*>(residual);
-    auto* to = static_cast<std::byte*>(args_[DNNL_ARG_DST].get_data_handle());
-    const int64_t bytes = int64_t(dst_md_.get_size());
-    constexpr int64_t kChunk = 64 * 1024;
-    parallel_for((bytes + kChunk - 1) / kChunk, 4, [&](int64_t begin, int64_t end) {
-      std::memcpy(to + begin * kChunk, from + begin * kChunk, size_t(std::min(bytes, end * kChunk) - begin * kChunk));
-    });
+    sum_reorder_.execute(stream_, {{DNNL_ARG_FROM, sum_given_}, {DNNL_ARG_TO, args_[DNNL_ARG_DST]}});
   }
 
   // Binary operands: owned copies of constants; runtime tensors bound to
@@ -497,7 +486,7 @@ class LinearKernel : public Kernel {
   int sum_epilogue_ = -1;  // the epilogue applied as oneDNN's sum (kResidualSumVariant), -1 if none
   int sum_input_ = -1;     // its operand's input
   memory sum_given_;       // the operand in the layout it arrives in
-  dnnl::reorder sum_reorder_;  // into dst's layout, where that is another
+  dnnl::reorder sum_reorder_;  // into dst's layout (a copy where they agree)
 };
 
 }  // namespace
